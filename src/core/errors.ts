@@ -1,0 +1,158 @@
+/**
+ * Every error pxl raises is a {@link PxlError} with a stable `code`, so callers can branch on
+ * `err.code` instead of parsing messages. Failures from below are wrapped with context and keep the
+ * original as `cause`.
+ */
+
+/** Stable error codes, one per error class. */
+export type PxlErrorCode =
+  | 'PXL_INVALID_OPTION'
+  | 'PXL_INVALID_ARGUMENT'
+  | 'PXL_KERNEL_NOT_FOUND'
+  | 'PXL_MODULE_LOAD'
+  | 'PXL_KERNEL_FAILED'
+  | 'PXL_CORE_DIED'
+  | 'PXL_OUT_OF_MEMORY'
+  | 'PXL_NO_SUB_AVAILABLE'
+  | 'PXL_INVALID_STATE'
+  | 'PXL_PCF_INVALID'
+  | 'PXL_INPUT_FORMAT'
+  | 'PXL_CANCELLED'
+  | 'PXL_LOGIC';
+
+/** Base class of all pxl errors. */
+export class PxlError extends Error {
+  readonly code: PxlErrorCode;
+  constructor(code: PxlErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** An option passed to a pxl call is out of range or incompatible with another option. */
+export class OptionError extends PxlError {
+  constructor(message: string) {
+    super('PXL_INVALID_OPTION', message);
+  }
+}
+
+/** A kernel argument cannot be passed (unsupported kind, too many, foreign pointer, bad shape). */
+export class ArgumentError extends PxlError {
+  /** Zero-based position of the offending argument, when one argument is at fault. */
+  readonly argIndex: number | undefined;
+  constructor(message: string, argIndex?: number) {
+    super('PXL_INVALID_ARGUMENT', message);
+    this.argIndex = argIndex;
+  }
+}
+
+/** `buildMap` named a kernel the Job's modules do not export. */
+export class KernelNotFoundError extends PxlError {
+  readonly kernel: string;
+  readonly available: readonly string[];
+  constructor(kernel: string, available: readonly string[]) {
+    const list = available.length > 0 ? available.map((n) => `'${n}'`).join(', ') : '(none)';
+    super('PXL_KERNEL_NOT_FOUND', `kernel '${kernel}' is not exported by the loaded modules; available kernels: ${list}`);
+    this.kernel = kernel;
+    this.available = available;
+  }
+}
+
+/** A kernel module could not be imported on the MU cores. */
+export class ModuleLoadError extends PxlError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PXL_MODULE_LOAD', message, options);
+  }
+}
+
+/** A kernel threw. The Map that ran it is now in the terminal Fail state. */
+export class KernelError extends PxlError {
+  readonly kernel: string;
+  readonly taskIdx: number;
+  /** The kernel's own error message and stack, as thrown on the MU core. */
+  readonly kernelMessage: string;
+  readonly kernelStack: string | undefined;
+  constructor(kernel: string, taskIdx: number, kernelMessage: string, kernelStack?: string) {
+    super('PXL_KERNEL_FAILED', `kernel '${kernel}' threw at task ${taskIdx}: ${kernelMessage}`);
+    this.kernel = kernel;
+    this.taskIdx = taskIdx;
+    this.kernelMessage = kernelMessage;
+    this.kernelStack = kernelStack;
+    if (kernelStack !== undefined) this.stack = `${this.name}: ${this.message}\n  -- kernel stack --\n${kernelStack}`;
+  }
+}
+
+/** The worker thread behind an MU core exited while it ran a kernel. The core has been replaced. */
+export class CoreDiedError extends PxlError {
+  readonly core: number;
+  readonly kernel: string | undefined;
+  constructor(core: number, kernel: string | undefined, reason: string, options?: { cause?: unknown }) {
+    const what = kernel === undefined ? '' : ` while running kernel '${kernel}'`;
+    super('PXL_CORE_DIED', `MU core ${core} died${what}: ${reason}; the core was replaced and the next execute can run`, options);
+    this.core = core;
+    this.kernel = kernel;
+  }
+}
+
+/** An allocation does not fit in the device memory that is left. */
+export class OutOfMemoryError extends PxlError {
+  readonly requested: number;
+  readonly available: number;
+  constructor(requested: number, available: number) {
+    super('PXL_OUT_OF_MEMORY', `cannot allocate ${requested} bytes: only ${available} bytes of device memory are available (raise memorySize in createContext, or memFree unused allocations)`);
+    this.requested = requested;
+    this.available = available;
+  }
+}
+
+/** A Job asked for more Subs than the device has free. */
+export class NoSubAvailableError extends PxlError {
+  constructor(message: string) {
+    super('PXL_NO_SUB_AVAILABLE', message);
+  }
+}
+
+/** An object was used after it was destroyed, or in a state that forbids the call. */
+export class StateError extends PxlError {
+  constructor(message: string) {
+    super('PXL_INVALID_STATE', message);
+  }
+}
+
+/** A piecewise constant function is malformed; `pcfIndex` says which one. */
+export class PcfError extends PxlError {
+  readonly pcfIndex: number;
+  constructor(pcfIndex: number, message: string) {
+    super('PXL_PCF_INVALID', `PCF ${pcfIndex}: ${message}`);
+    this.pcfIndex = pcfIndex;
+  }
+}
+
+/** An input or output file is malformed or cannot be used. */
+export class InputFormatError extends PxlError {
+  readonly file: string | undefined;
+  constructor(message: string, file?: string, options?: { cause?: unknown }) {
+    super('PXL_INPUT_FORMAT', file === undefined ? message : `${file}: ${message}`, options);
+    this.file = file;
+  }
+}
+
+/** Work was stopped through an AbortSignal before it finished; nothing partial was kept. */
+export class CancelledError extends PxlError {
+  constructor(message = 'the operation was cancelled', options?: { cause?: unknown }) {
+    super('PXL_CANCELLED', message, options);
+  }
+}
+
+/** An internal invariant was broken: a bug in pxl, never a user mistake. */
+export class LogicError extends PxlError {
+  constructor(message: string) {
+    super('PXL_LOGIC', message);
+  }
+}
+
+/** Asserts an internal invariant. User input is validated elsewhere with specific errors. */
+export function invariant(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new LogicError(`invariant violated: ${message}`);
+}
