@@ -18,8 +18,22 @@ export const DTYPES = {
 /** Name of an element type: `'float64'`, `'int32'`, ... */
 export type DType = keyof typeof DTYPES;
 
+/** TypedArrays by dtype, over any buffer (device memory is a SharedArrayBuffer). */
+export interface TypedArrayMap {
+  float64: Float64Array<ArrayBufferLike>;
+  float32: Float32Array<ArrayBufferLike>;
+  int32: Int32Array<ArrayBufferLike>;
+  uint32: Uint32Array<ArrayBufferLike>;
+  int16: Int16Array<ArrayBufferLike>;
+  uint16: Uint16Array<ArrayBufferLike>;
+  int8: Int8Array<ArrayBufferLike>;
+  uint8: Uint8Array<ArrayBufferLike>;
+  bigint64: BigInt64Array<ArrayBufferLike>;
+  biguint64: BigUint64Array<ArrayBufferLike>;
+}
+
 /** The TypedArray class that holds elements of dtype `D`, e.g. `Float64Array` for `'float64'`. */
-export type TypedArrayOf<D extends DType> = InstanceType<(typeof DTYPES)[D]>;
+export type TypedArrayOf<D extends DType> = TypedArrayMap[D];
 
 /** Any TypedArray pxl can place over device memory. */
 export type AnyTypedArray = TypedArrayOf<DType>;

@@ -1,0 +1,94 @@
+import type { PxlError } from '../core/errors.js';
+import type { DType } from '../core/dtype.js';
+import type { Topology } from '../core/topology.js';
+import type { CorePlan } from '../pxl/launchPlan.js';
+
+/**
+ * The one interface every backend implements. `pxl/` talks only to this: it allocates memory in the
+ * backend's memory space and launches kernels over a planned set of cores. Nothing above this file
+ * imports a backend module directly, except the factory that picks one.
+ */
+
+/** How a kernel wants to be called: once per task, or once per batch with a bound closure. */
+export type KernelForm = 'task' | 'batch';
+
+export interface KernelInfo {
+  readonly name: string;
+  readonly form: KernelForm;
+}
+
+export interface ModuleInfo {
+  readonly id: number;
+  readonly url: string;
+  /** Sorted by name; a launch names a kernel by its index here. */
+  readonly kernels: readonly KernelInfo[];
+}
+
+/** A constant parameter: broadcast to every invocation. */
+export type ConstantValue = number | bigint | boolean | { readonly [key: string]: ConstantValue };
+
+/** One kernel parameter after validation, in the form a backend encodes. */
+export type LaunchArg =
+  | { readonly kind: 'constant'; readonly value: ConstantValue }
+  | { readonly kind: 'pointer'; readonly buffer: number; readonly byteOffset: number; readonly byteLength: number }
+  | {
+      readonly kind: 'ndarray';
+      readonly buffer: number;
+      readonly byteOffset: number;
+      readonly dtype: DType;
+      readonly shape: readonly number[];
+      /** True when each task gets its own slice along the leading dimension. */
+      readonly sliced: boolean;
+    };
+
+export interface LaunchRequest {
+  readonly module: number;
+  readonly kernel: number;
+  readonly kernelName: string;
+  /** Identifies the Map, so cores can keep its bound arguments across launches. */
+  readonly mapId: number;
+  /** A stable object owned by the Map; the backend may attach per-Map state to it (a WeakMap key). */
+  readonly mapToken: object;
+  readonly taskCount: number;
+  readonly batchSize: number;
+  readonly args: readonly LaunchArg[];
+  /** Which batches each core runs: the output of `planLaunch`. */
+  readonly cores: readonly CorePlan[];
+  /** Called on the host for each `mu.message()` a kernel sends, before `done` settles. */
+  readonly onMessage: (value: unknown) => void;
+}
+
+export type LaunchOutcome =
+  | { readonly kind: 'completed' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'failed'; readonly error: PxlError };
+
+/** A launch accepted by the backend. */
+export interface LaunchHandle {
+  /** Settles once every core has finished or skipped its batches; never rejects. */
+  readonly done: Promise<LaunchOutcome>;
+  /** Skips batches no core has started; batches in flight drain. */
+  cancel(): void;
+  /** Batches started and finished so far. */
+  progress(): { issued: number; done: number };
+}
+
+export interface Backend {
+  readonly name: 'cpu' | 'webgpu';
+  readonly topology: Topology;
+  /** Bytes of device memory the backend manages in total. */
+  readonly memorySize: number;
+  /** Bytes currently allocated. */
+  readonly allocatedBytes: number;
+  allocate(bytes: number): number;
+  free(buffer: number): void;
+  write(buffer: number, byteOffset: number, src: Uint8Array): Promise<void>;
+  read(buffer: number, byteOffset: number, dst: Uint8Array): Promise<void>;
+  /** Host-visible memory of a buffer, where the backend has one (CPU: the SharedArrayBuffer). */
+  hostBuffer(buffer: number): SharedArrayBuffer | undefined;
+  loadModule(url: string): Promise<ModuleInfo>;
+  launch(request: LaunchRequest): Promise<LaunchHandle>;
+  /** Backend-specific figures reported by `Context.getAttribute`. */
+  describe(): Record<string, string | number>;
+  destroy(): Promise<void>;
+}

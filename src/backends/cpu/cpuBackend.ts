@@ -1,0 +1,144 @@
+import type { ResourceLimits } from 'node:worker_threads';
+import { ModuleLoadError, OutOfMemoryError, invariant } from '../../core/errors.js';
+import { totalCores, type Topology } from '../../core/topology.js';
+import type { Backend, KernelInfo, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import { CorePool } from './corePool.js';
+import { Dispatcher } from './dispatcher.js';
+import * as L from './layout.js';
+
+export interface CpuBackendOptions {
+  readonly topology: Topology;
+  readonly memorySize: number;
+  /** Heap limits of each core's worker thread (a core that exceeds them dies and is replaced). */
+  readonly coreResourceLimits?: ResourceLimits;
+}
+
+interface PendingModule {
+  readonly url: string;
+  readonly waiting: Set<number>;
+  kernels: KernelInfo[] | undefined;
+  error: string | undefined;
+  settle: () => void;
+}
+
+/**
+ * The CPU backend: one worker thread per MU core, device memory as SharedArrayBuffers (zero copies
+ * between host and cores), launches through the Atomics dispatcher.
+ */
+export class CpuBackend implements Backend {
+  readonly name = 'cpu';
+  readonly topology: Topology;
+  readonly memorySize: number;
+  readonly #pool: CorePool;
+  readonly #dispatcher: Dispatcher;
+  readonly #buffers = new Map<number, SharedArrayBuffer>();
+  readonly #pending = new Map<number, PendingModule>();
+  #allocated = 0;
+  #nextBuffer = 1;
+  #nextModule = 1;
+
+  private constructor(options: CpuBackendOptions) {
+    this.topology = options.topology;
+    this.memorySize = options.memorySize;
+    const args = new SharedArrayBuffer(L.LAUNCH_SLOTS * L.ARGS_CAPACITY);
+    this.#pool = new CorePool(totalCores(options.topology), args, {
+      onMessage: (core, msg) => {
+        if (msg.type === 'module') this.#moduleAnswer(core, msg.id, msg.kernels, msg.error?.message);
+        else this.#dispatcher.onMessage(msg);
+      },
+      onCoreDeath: (core, reason, cause) => {
+        this.#dispatcher.onCoreDeath(core, reason, cause);
+        // The replacement imports every module at start and answers 'ready', not per module.
+        for (const [id] of this.#pending) this.#moduleAnswer(core, id, undefined, undefined);
+      },
+    }, options.coreResourceLimits);
+    this.#dispatcher = new Dispatcher(this.#pool, args);
+  }
+
+  static async create(options: CpuBackendOptions): Promise<CpuBackend> {
+    const backend = new CpuBackend(options);
+    await backend.#pool.start();
+    return backend;
+  }
+
+  get allocatedBytes(): number {
+    return this.#allocated;
+  }
+
+  allocate(bytes: number): number {
+    const available = this.memorySize - this.#allocated;
+    if (bytes > available) throw new OutOfMemoryError(bytes, available);
+    const id = this.#nextBuffer++;
+    const sab = new SharedArrayBuffer(bytes);
+    this.#buffers.set(id, sab);
+    this.#allocated += bytes;
+    this.#pool.broadcast({ type: 'buffer', id, sab });
+    return id;
+  }
+
+  free(buffer: number): void {
+    const sab = this.#buffers.get(buffer);
+    invariant(sab !== undefined, `free of unknown buffer ${buffer}`);
+    this.#buffers.delete(buffer);
+    this.#allocated -= sab.byteLength;
+    this.#pool.broadcast({ type: 'free', id: buffer });
+  }
+
+  async write(buffer: number, byteOffset: number, src: Uint8Array): Promise<void> {
+    new Uint8Array(this.#sab(buffer), byteOffset, src.byteLength).set(src);
+  }
+
+  async read(buffer: number, byteOffset: number, dst: Uint8Array): Promise<void> {
+    dst.set(new Uint8Array(this.#sab(buffer), byteOffset, dst.byteLength));
+  }
+
+  hostBuffer(buffer: number): SharedArrayBuffer | undefined {
+    return this.#buffers.get(buffer);
+  }
+
+  loadModule(url: string): Promise<ModuleInfo> {
+    const id = this.#nextModule++;
+    return new Promise<ModuleInfo>((resolve, reject) => {
+      const pending: PendingModule = {
+        url,
+        waiting: new Set(Array.from({ length: this.#pool.cores }, (_, c) => c)),
+        kernels: undefined,
+        error: undefined,
+        settle: () => {
+          this.#pending.delete(id);
+          if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
+          else resolve({ id, url, kernels: pending.kernels ?? [] });
+        },
+      };
+      this.#pending.set(id, pending);
+      this.#pool.broadcast({ type: 'module', id, url });
+    });
+  }
+
+  launch(request: LaunchRequest): Promise<LaunchHandle> {
+    return this.#dispatcher.launch(request);
+  }
+
+  describe(): Record<string, string | number> {
+    return { backend: 'cpu', device: `${this.#pool.cores} worker threads over shared memory` };
+  }
+
+  async destroy(): Promise<void> {
+    await this.#pool.close();
+    this.#buffers.clear();
+  }
+
+  #sab(buffer: number): SharedArrayBuffer {
+    const sab = this.#buffers.get(buffer);
+    invariant(sab !== undefined, `unknown buffer ${buffer}`);
+    return sab;
+  }
+
+  #moduleAnswer(core: number, id: number, kernels: KernelInfo[] | undefined, error: string | undefined): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || !pending.waiting.delete(core)) return;
+    pending.error ??= error;
+    pending.kernels ??= kernels;
+    if (pending.waiting.size === 0) pending.settle();
+  }
+}

@@ -1,0 +1,183 @@
+import { CoreDiedError, KernelError, type PxlError } from '../../core/errors.js';
+import type { LaunchHandle, LaunchOutcome, LaunchRequest } from '../backend.js';
+import { encodeArgs, sameBytes } from './argsCodec.js';
+import type { CorePool } from './corePool.js';
+import * as L from './layout.js';
+import type { CoreToHost } from './messages.js';
+
+/**
+ * Host side of the Atomics dispatcher: fills a launch slot, enqueues one ring entry per core of the
+ * plan, and turns the slot's counters back into an outcome. Runs on the main thread only and never
+ * blocks it: completion is awaited with `Atomics.waitAsync`.
+ */
+
+interface Flight {
+  readonly request: LaunchRequest;
+  readonly slot: number;
+  readonly generation: number;
+  /** Ring position of this launch on each core of the plan (same order as request.cores). */
+  readonly positions: number[];
+  cancelled: boolean;
+  kernelError: PxlError | undefined;
+  diedError: PxlError | undefined;
+  received: number;
+  onReceived: (() => void) | undefined;
+}
+
+export class Dispatcher {
+  readonly #pool: CorePool;
+  readonly #ctl: Int32Array;
+  readonly #args: Uint8Array;
+  readonly #free: number[] = [];
+  readonly #waiters: ((slot: number) => void)[] = [];
+  readonly #flights = new Map<number, Flight>();
+  readonly #argsSeen = new WeakMap<object, { bytes: Uint8Array; version: number }>();
+  #argsVersion = 0;
+
+  constructor(pool: CorePool, args: SharedArrayBuffer) {
+    this.#pool = pool;
+    this.#ctl = pool.ctl;
+    this.#args = new Uint8Array(args);
+    for (let s = L.LAUNCH_SLOTS - 1; s >= 0; s--) this.#free.push(s);
+  }
+
+  async launch(request: LaunchRequest): Promise<LaunchHandle> {
+    const bytes = encodeArgs(request.args);
+    const slot = this.#free.pop() ?? (await new Promise<number>((r) => this.#waiters.push(r)));
+    const ctl = this.#ctl;
+    const sb = L.slotBase(this.#pool.cores, slot);
+    const generation = (ctl[sb + L.S_GENERATION]! + 1) | 0;
+    ctl[sb + L.S_GENERATION] = generation;
+    ctl[sb + L.S_MODULE] = request.module;
+    ctl[sb + L.S_KERNEL] = request.kernel;
+    ctl[sb + L.S_TASK_COUNT] = request.taskCount;
+    ctl[sb + L.S_BATCH_SIZE] = request.batchSize;
+    ctl[sb + L.S_MAP_ID] = request.mapId;
+    ctl[sb + L.S_ARGS_VERSION] = this.#versionOf(request.mapToken, bytes);
+    ctl[sb + L.S_ARGS_LENGTH] = bytes.length;
+    this.#args.set(bytes, slot * L.ARGS_CAPACITY);
+    ctl[sb + L.S_CANCEL] = 0;
+    ctl[sb + L.S_FAILED] = L.FAILED_NONE;
+    ctl[sb + L.S_MESSAGES] = 0;
+    // The HEAD stores below are the release points that publish everything written above.
+    Atomics.store(ctl, sb + L.S_REMAINING, request.cores.length);
+
+    const flight: Flight = { request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined, received: 0, onReceived: undefined };
+    this.#flights.set(slot, flight);
+    if (request.cores.length > 0) this.#pool.hold();
+    for (const plan of request.cores) {
+      const head = L.coreBase(plan.core) + L.C_HEAD;
+      const pos = ctl[head]!;
+      const e = L.entryIndex(this.#pool.cores, plan.core, pos);
+      ctl[e + L.E_SLOT] = slot;
+      ctl[e + L.E_FIRST_BATCH] = plan.firstBatch;
+      ctl[e + L.E_BATCH_STRIDE] = plan.batchStride;
+      ctl[e + L.E_BATCH_COUNT] = plan.batchCount;
+      Atomics.store(ctl, head, pos + 1);
+      flight.positions.push(pos);
+      this.#pool.ring(plan.core);
+    }
+    return {
+      done: this.#complete(flight),
+      cancel: () => {
+        flight.cancelled = true;
+        Atomics.store(ctl, sb + L.S_CANCEL, 1);
+      },
+      progress: () => this.#progress(flight),
+    };
+  }
+
+  /** Routes a core's message to the launch it belongs to; stale generations are dropped. */
+  onMessage(msg: CoreToHost): void {
+    if (msg.type !== 'message' && msg.type !== 'kernelError') return;
+    const flight = this.#flights.get(msg.slot);
+    if (flight === undefined || flight.generation !== msg.generation) return;
+    if (msg.type === 'message') {
+      try {
+        flight.request.onMessage(msg.value);
+      } catch {
+        // A throwing message callback must not take the dispatcher down; the Map reports it.
+      }
+    } else {
+      flight.kernelError ??= new KernelError(flight.request.kernelName, msg.taskIdx, msg.message, msg.stack);
+    }
+    flight.received++;
+    flight.onReceived?.();
+  }
+
+  /**
+   * A core died: every entry it had not finished (ring positions from its TAIL to its HEAD) fails,
+   * and REMAINING is decremented on its behalf so the other cores' drain completes the launch.
+   */
+  onCoreDeath(core: number, reason: string, cause: unknown): void {
+    const ctl = this.#ctl;
+    const cb = L.coreBase(core);
+    const head = Atomics.load(ctl, cb + L.C_HEAD);
+    for (let pos = Atomics.load(ctl, cb + L.C_TAIL); pos < head; pos++) {
+      const slot = ctl[L.entryIndex(this.#pool.cores, core, pos) + L.E_SLOT]!;
+      const flight = this.#flights.get(slot);
+      const sb = L.slotBase(this.#pool.cores, slot);
+      if (flight !== undefined) flight.diedError ??= new CoreDiedError(core, flight.request.kernelName, reason, { cause });
+      Atomics.compareExchange(ctl, sb + L.S_FAILED, L.FAILED_NONE, L.FAILED_CORE_DIED);
+      Atomics.store(ctl, sb + L.S_CANCEL, 1);
+      if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
+    }
+    Atomics.store(ctl, cb + L.C_CURRENT, -1);
+    Atomics.store(ctl, cb + L.C_TAIL, head);
+  }
+
+  #versionOf(token: object, bytes: Uint8Array): number {
+    const seen = this.#argsSeen.get(token);
+    if (seen !== undefined && sameBytes(seen.bytes, bytes)) return seen.version;
+    const version = (this.#argsVersion = (this.#argsVersion + 1) | 0);
+    this.#argsSeen.set(token, { bytes, version });
+    return version;
+  }
+
+  async #complete(flight: Flight): Promise<LaunchOutcome> {
+    const ctl = this.#ctl;
+    const sb = L.slotBase(this.#pool.cores, flight.slot);
+    try {
+      for (let left = Atomics.load(ctl, sb + L.S_REMAINING); left !== 0; left = Atomics.load(ctl, sb + L.S_REMAINING)) {
+        const w = Atomics.waitAsync(ctl, sb + L.S_REMAINING, left);
+        if (w.async) await w.value;
+      }
+      // Cores count their posted messages before they decrement REMAINING, so this total is final.
+      const expected = Atomics.load(ctl, sb + L.S_MESSAGES);
+      if (flight.received < expected && flight.diedError === undefined) {
+        await new Promise<void>((resolve) => {
+          flight.onReceived = () => {
+            if (flight.received >= expected) resolve();
+          };
+        });
+      }
+      const failure = flight.kernelError ?? flight.diedError;
+      if (failure !== undefined) return { kind: 'failed', error: failure };
+      return flight.cancelled ? { kind: 'cancelled' } : { kind: 'completed' };
+    } finally {
+      this.#flights.delete(flight.slot);
+      if (flight.request.cores.length > 0) this.#pool.release();
+      const next = this.#waiters.shift();
+      if (next !== undefined) next(flight.slot);
+      else this.#free.push(flight.slot);
+    }
+  }
+
+  #progress(flight: Flight): { issued: number; done: number } {
+    const ctl = this.#ctl;
+    let issued = 0;
+    let done = 0;
+    flight.request.cores.forEach((plan, i) => {
+      const cb = L.coreBase(plan.core);
+      const pos = flight.positions[i]!;
+      if (Atomics.load(ctl, cb + L.C_TAIL) > pos) {
+        issued += plan.batchCount;
+        done += plan.batchCount;
+      } else if (Atomics.load(ctl, cb + L.C_CURRENT) === pos) {
+        issued += Atomics.load(ctl, cb + L.C_ISSUED);
+        done += Atomics.load(ctl, cb + L.C_DONE);
+      }
+    });
+    return { issued, done };
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Shared-memory layout of the CPU backend's dispatcher: one Int32Array (`ctl`) that the host and
+ * every MU core (worker thread) map. All offsets are in 32-bit words.
+ *
+ * Protocol (one writer per word unless stated):
+ *
+ * - Each core owns a 64-byte line (so hot counters never share a cache line) and a ring of
+ *   RING_SIZE entries. The host is the only producer: it writes an entry at position HEAD, then
+ *   publishes it with `Atomics.store(HEAD, head + 1)`. The core is the only consumer: after running
+ *   an entry it publishes `Atomics.store(TAIL, pos + 1)`. The host never has more than LAUNCH_SLOTS
+ *   launches in flight, and LAUNCH_SLOTS <= RING_SIZE, so a ring never overflows.
+ *
+ * - Waking a core: the core sleeps in `Atomics.wait(DOORBELL, seen)` after checking HEAD and the
+ *   message EPOCH. The host bumps DOORBELL and notifies after every HEAD store and every message
+ *   it posts. Because the core reads DOORBELL *before* checking for work, a bump that lands between
+ *   its check and its wait makes the wait return at once: no wake-up is lost.
+ *
+ * - Messages that cannot travel as words (SharedArrayBuffers of new allocations, module URLs) go
+ *   over a MessagePort. The host posts them, then increments the global EPOCH. A core compares
+ *   EPOCH with the last value it drained before it runs any entry, and drains its port with
+ *   `receiveMessageOnPort`, so a launch never sees a buffer its core does not know.
+ *
+ * - A launch lives in a slot. The host fills the slot, then sets REMAINING to the number of cores
+ *   that take part, then enqueues one ring entry per core. Each core, when done with its batches,
+ *   stores TAIL and then decrements REMAINING; the one that brings it to zero notifies the host,
+ *   which waits with `Atomics.waitAsync`. Ordering hazard: TAIL is stored before REMAINING is
+ *   decremented, so when a core dies the host can tell which entries it never finished (pos >= TAIL)
+ *   and decrement REMAINING on its behalf exactly for those.
+ *
+ * - CANCEL is set by the host (cancel) or by a core whose kernel threw; cores read it before each
+ *   batch, so unissued batches are skipped and batches in flight drain.
+ */
+
+export const LINE = 16; // words per 64-byte line
+
+// Header line.
+export const H_EPOCH = 0;
+export const H_SHUTDOWN = 1;
+
+// Per-core line: base = CORE_BASE + core * LINE.
+export const CORE_BASE = LINE;
+export const C_HEAD = 0;
+export const C_TAIL = 1;
+export const C_DOORBELL = 2;
+/** Ring position the core is running, or -1. */
+export const C_CURRENT = 3;
+/** Batches of the current entry started / finished. Written by the core only. */
+export const C_ISSUED = 4;
+export const C_DONE = 5;
+
+export const RING_SIZE = 64;
+export const ENTRY_WORDS = 4;
+export const E_SLOT = 0;
+export const E_FIRST_BATCH = 1;
+export const E_BATCH_STRIDE = 2;
+export const E_BATCH_COUNT = 3;
+
+export const LAUNCH_SLOTS = 64;
+export const SLOT_WORDS = LINE;
+export const S_GENERATION = 0;
+export const S_MODULE = 1;
+export const S_KERNEL = 2;
+export const S_TASK_COUNT = 3;
+export const S_BATCH_SIZE = 4;
+export const S_MAP_ID = 5;
+export const S_ARGS_VERSION = 6;
+export const S_ARGS_LENGTH = 7;
+// Hot words written by cores; kept on their own line.
+export const S_REMAINING = LINE + 0;
+export const S_CANCEL = LINE + 1;
+export const S_FAILED = LINE + 2;
+/** Messages (mu.message and kernel errors) cores posted for this launch; the host waits for all. */
+export const S_MESSAGES = LINE + 3;
+export const SLOT_STRIDE = 2 * LINE;
+
+/** Bytes of encoded arguments one launch may carry. */
+export const ARGS_CAPACITY = 4096;
+
+export function coreBase(core: number): number {
+  return CORE_BASE + core * LINE;
+}
+
+export function ringBase(cores: number): number {
+  return CORE_BASE + cores * LINE;
+}
+
+export function entryIndex(cores: number, core: number, pos: number): number {
+  return ringBase(cores) + (core * RING_SIZE + (pos % RING_SIZE)) * ENTRY_WORDS;
+}
+
+export function slotBase(cores: number, slot: number): number {
+  return ringBase(cores) + cores * RING_SIZE * ENTRY_WORDS + slot * SLOT_STRIDE;
+}
+
+export function controlWords(cores: number): number {
+  return slotBase(cores, LAUNCH_SLOTS);
+}
+
+/** Failure kinds stored in S_FAILED. */
+export const FAILED_NONE = 0;
+export const FAILED_KERNEL = 1;
+export const FAILED_CORE_DIED = 2;

@@ -1,0 +1,36 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { KernelInfo } from '../backend.js';
+
+/** Messages the host posts on a core's MessagePort; a core drains them when EPOCH moves. */
+export type HostToCore =
+  | { readonly type: 'buffer'; readonly id: number; readonly sab: SharedArrayBuffer }
+  | { readonly type: 'free'; readonly id: number }
+  | { readonly type: 'module'; readonly id: number; readonly url: string };
+
+/** Messages a core posts to the host (worker `parentPort`). */
+export type CoreToHost =
+  | { readonly type: 'ready' }
+  | { readonly type: 'module'; readonly id: number; readonly kernels?: KernelInfo[]; readonly error?: { message: string; stack?: string } }
+  | { readonly type: 'message'; readonly slot: number; readonly generation: number; readonly value: unknown }
+  | {
+      readonly type: 'kernelError';
+      readonly slot: number;
+      readonly generation: number;
+      readonly taskIdx: number;
+      readonly message: string;
+      readonly stack?: string;
+    };
+
+/** What a core is started with. */
+export interface CoreInit {
+  readonly core: number;
+  readonly cores: number;
+  readonly ctl: SharedArrayBuffer;
+  readonly args: SharedArrayBuffer;
+  readonly port: MessagePort;
+  /** Modules and buffers that exist already: a replacement core starts with them. */
+  readonly modules: readonly { id: number; url: string }[];
+  readonly buffers: readonly (readonly [number, SharedArrayBuffer])[];
+  /** URL of tsx's ESM API, registered before the first TypeScript module is imported. */
+  readonly tsxUrl: string;
+}

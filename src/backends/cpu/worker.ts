@@ -1,0 +1,152 @@
+/**
+ * One MU core: a worker thread that runs the batches the host enqueues on its ring. See layout.ts
+ * for the shared-memory protocol. The loop blocks in `Atomics.wait` while idle; it yields to the
+ * event loop only to import a kernel module.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import type { KernelInfo } from '../backend.js';
+import { asKernel, kernelForm, type KernelDefinition } from '../../mu/kernel.js';
+import { muState } from '../../mu/state.js';
+import { decodeArgs } from './argsCodec.js';
+import { bindKernel, type BatchRunner } from './binding.js';
+import * as L from './layout.js';
+import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
+
+const init = workerData as CoreInit;
+const ctl = new Int32Array(init.ctl);
+const argBytes = new Uint8Array(init.args);
+const base = L.coreBase(init.core);
+const buffers = new Map<number, SharedArrayBuffer>(init.buffers);
+const modules = new Map<number, KernelDefinition[]>();
+const TSX = Symbol.for('pxl.tsx');
+
+/** Bound kernels per Map, most recently used last; bounded so fresh Maps cannot grow it forever. */
+const BOUND_CACHE = 64;
+const bound = new Map<number, { version: number; run: BatchRunner }>();
+
+function post(msg: CoreToHost): void {
+  parentPort!.postMessage(msg);
+}
+
+async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
+  if (/\.[mc]?ts$/.test(new URL(url).pathname) && !(globalThis as Record<symbol, unknown>)[TSX]) {
+    const { register } = (await import(init.tsxUrl)) as { register: () => unknown };
+    register();
+    (globalThis as Record<symbol, unknown>)[TSX] = true;
+  }
+  const ns = (await import(url)) as Record<string, unknown>;
+  const names = Object.keys(ns).filter((n) => asKernel(ns[n]) !== undefined).sort();
+  const kernels = names.map((n) => asKernel(ns[n])!);
+  modules.set(id, kernels);
+  return names.map((name, i) => ({ name, form: kernelForm(kernels[i]!) }));
+}
+
+let epochSeen = -1;
+
+async function drain(): Promise<void> {
+  // Read EPOCH before draining: a message posted after this read bumps it again.
+  epochSeen = Atomics.load(ctl, L.H_EPOCH);
+  for (let m = receiveMessageOnPort(init.port); m !== undefined; m = receiveMessageOnPort(init.port)) {
+    const msg = m.message as HostToCore;
+    if (msg.type === 'buffer') buffers.set(msg.id, msg.sab);
+    else if (msg.type === 'free') buffers.delete(msg.id);
+    else if (!modules.has(msg.id)) {
+      try {
+        post({ type: 'module', id: msg.id, kernels: await loadModule(msg.id, msg.url) });
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        post({ type: 'module', id: msg.id, error: { message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
+      }
+    }
+  }
+}
+
+function runnerFor(sb: number, taskCount: number): BatchRunner {
+  const mapId = ctl[sb + L.S_MAP_ID]!;
+  const version = ctl[sb + L.S_ARGS_VERSION]!;
+  const hit = bound.get(mapId);
+  if (hit !== undefined && hit.version === version) {
+    bound.delete(mapId);
+    bound.set(mapId, hit);
+    return hit.run;
+  }
+  const kernel = modules.get(ctl[sb + L.S_MODULE]!)?.[ctl[sb + L.S_KERNEL]!];
+  if (kernel === undefined) throw new Error('kernel not loaded on this core');
+  const slot = (sb - L.slotBase(init.cores, 0)) / L.SLOT_STRIDE;
+  const at = slot * L.ARGS_CAPACITY;
+  muState.taskCount = taskCount;
+  const run = bindKernel(kernel, decodeArgs(argBytes.subarray(at, at + ctl[sb + L.S_ARGS_LENGTH]!)), buffers);
+  bound.delete(mapId);
+  bound.set(mapId, { version, run });
+  if (bound.size > BOUND_CACHE) bound.delete(bound.keys().next().value!);
+  return run;
+}
+
+function runEntry(pos: number): void {
+  const e = L.entryIndex(init.cores, init.core, pos);
+  const slot = ctl[e + L.E_SLOT]!;
+  const first = ctl[e + L.E_FIRST_BATCH]!;
+  const stride = ctl[e + L.E_BATCH_STRIDE]!;
+  const count = ctl[e + L.E_BATCH_COUNT]!;
+  const sb = L.slotBase(init.cores, slot);
+  const generation = ctl[sb + L.S_GENERATION]!;
+  const taskCount = ctl[sb + L.S_TASK_COUNT]!;
+  const batchSize = ctl[sb + L.S_BATCH_SIZE]!;
+  Atomics.store(ctl, base + L.C_ISSUED, 0);
+  Atomics.store(ctl, base + L.C_DONE, 0);
+  Atomics.store(ctl, base + L.C_CURRENT, pos);
+
+  let posted = 0;
+  muState.taskCount = taskCount;
+  muState.send = (value) => {
+    post({ type: 'message', slot, generation, value });
+    posted++;
+  };
+  let run: BatchRunner | undefined;
+  for (let k = 0; k < count; k++) {
+    if (Atomics.load(ctl, sb + L.S_CANCEL) !== 0) break;
+    Atomics.store(ctl, base + L.C_ISSUED, k + 1);
+    const start = (first + k * stride) * batchSize;
+    const end = Math.min(start + batchSize, taskCount);
+    muState.taskIdx = start;
+    try {
+      run ??= runnerFor(sb, taskCount);
+      run(start, end);
+    } catch (err) {
+      const x = err instanceof Error ? err : new Error(String(err));
+      post({ type: 'kernelError', slot, generation, taskIdx: muState.taskIdx, message: x.message, ...(x.stack === undefined ? {} : { stack: x.stack }) });
+      posted++;
+      Atomics.compareExchange(ctl, sb + L.S_FAILED, L.FAILED_NONE, L.FAILED_KERNEL);
+      Atomics.store(ctl, sb + L.S_CANCEL, 1);
+      break;
+    }
+    Atomics.store(ctl, base + L.C_DONE, k + 1);
+  }
+  if (posted > 0) Atomics.add(ctl, sb + L.S_MESSAGES, posted);
+  Atomics.store(ctl, base + L.C_CURRENT, -1);
+  Atomics.store(ctl, base + L.C_TAIL, pos + 1);
+  if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
+}
+
+async function main(): Promise<void> {
+  for (const m of init.modules) await loadModule(m.id, m.url);
+  post({ type: 'ready' });
+  let tail = Atomics.load(ctl, base + L.C_TAIL);
+  for (;;) {
+    const bell = Atomics.load(ctl, base + L.C_DOORBELL);
+    if (Atomics.load(ctl, L.H_SHUTDOWN) !== 0) break;
+    if (Atomics.load(ctl, L.H_EPOCH) !== epochSeen) {
+      await drain();
+      continue;
+    }
+    if (Atomics.load(ctl, base + L.C_HEAD) !== tail) {
+      runEntry(tail);
+      tail++;
+      continue;
+    }
+    Atomics.wait(ctl, base + L.C_DOORBELL, bell);
+  }
+  init.port.close();
+}
+
+await main();

@@ -1,0 +1,254 @@
+import { availableParallelism, totalmem } from 'node:os';
+import type { Backend } from '../backends/backend.js';
+import { CpuBackend } from '../backends/cpu/cpuBackend.js';
+import { dtypeSize, DTYPES, type DType, type TypedArrayOf } from '../core/dtype.js';
+import { ArgumentError, NoSubAvailableError, OptionError, StateError } from '../core/errors.js';
+import { coresPerSub, totalCores, type Topology } from '../core/topology.js';
+import { checkInteger, checkOneOf } from '../core/validate.js';
+import { DevicePtr } from './devicePtr.js';
+import { Job } from './job.js';
+import { KernelModule } from './kernelModule.js';
+import { MaxTaskCount } from './launchPlan.js';
+import { DefaultStreamLimit, Stream } from './stream.js';
+
+/** Options of {@link createContext}. */
+export interface ContextOptions {
+  /** Which device runs the kernels. Default `'cpu'`: one MU core per available CPU. */
+  backend?: 'cpu';
+  /** Device shape. Default: 1 Sub × 1 Cluster × `os.availableParallelism()` cores. */
+  topology?: Partial<Topology>;
+  /** Bytes of device memory the Context may allocate. Default: half of the machine's memory. */
+  memorySize?: number;
+  /** Heap limit of each MU core's thread in MiB; a core that exceeds it dies and is replaced. */
+  coreHeapLimitMB?: number;
+}
+
+/** Figures `Context.getAttribute` reports. */
+export const Attributes = ['backend', 'device', 'subCount', 'clustersPerSub', 'coresPerCluster', 'coresPerSub', 'coreCount', 'memorySize', 'availableMemSize', 'availableSubCount', 'maxTaskCount'] as const;
+export type Attribute = (typeof Attributes)[number];
+
+const MAX_CORES = 1024;
+
+/**
+ * Creates a Context: the device, its memory, and its MU cores, started and waiting for work.
+ *
+ * @example
+ * ```ts
+ * const ctx = await createContext({ topology: { subs: 2, clustersPerSub: 2, coresPerCluster: 4 } });
+ * ```
+ * @throws (rejects) OptionError for an invalid option.
+ */
+export async function createContext(options: ContextOptions = {}): Promise<Context> {
+  checkOneOf('backend', options.backend ?? 'cpu', ['cpu']);
+  const t = options.topology ?? {};
+  const topology: Topology = Object.freeze({
+    subs: checkInteger('topology.subs', t.subs ?? 1, 1, MAX_CORES),
+    clustersPerSub: checkInteger('topology.clustersPerSub', t.clustersPerSub ?? 1, 1, MAX_CORES),
+    coresPerCluster: checkInteger('topology.coresPerCluster', t.coresPerCluster ?? (t.subs === undefined && t.clustersPerSub === undefined ? availableParallelism() : 1), 1, MAX_CORES),
+  });
+  if (totalCores(topology) > MAX_CORES) {
+    throw new OptionError(`topology has ${totalCores(topology)} MU cores (subs × clustersPerSub × coresPerCluster); at most ${MAX_CORES} are supported`);
+  }
+  const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalmem() / 2), 0, Number.MAX_SAFE_INTEGER);
+  const heap = options.coreHeapLimitMB === undefined ? undefined : checkInteger('coreHeapLimitMB', options.coreHeapLimitMB, 16, 1 << 20);
+  const backend = await CpuBackend.create({ topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) });
+  return new Context(backend);
+}
+
+/**
+ * The host's handle on one device: memory, kernel modules, Jobs and streams. Create it with
+ * {@link createContext}; release it with `destroy()`.
+ */
+export class Context {
+  readonly #backend: Backend;
+  readonly #freeSubs: number[];
+  readonly #jobs = new Set<Job>();
+  #destroyed = false;
+
+  /** @internal */
+  constructor(backend: Backend) {
+    this.#backend = backend;
+    this.#freeSubs = Array.from({ length: backend.topology.subs }, (_, s) => s);
+  }
+
+  get topology(): Topology {
+    return this.#backend.topology;
+  }
+
+  /** Bytes of device memory not yet allocated. */
+  get availableMemSize(): number {
+    return this.#backend.memorySize - this.#backend.allocatedBytes;
+  }
+
+  /** Subs no Job owns. */
+  get availableSubCount(): number {
+    return this.#freeSubs.length;
+  }
+
+
+  getAttribute(attribute: Attribute): string | number {
+    const t = this.topology;
+    switch (checkOneOf('attribute', attribute, Attributes)) {
+      case 'backend': return this.#backend.name;
+      case 'device': return String(this.#backend.describe().device);
+      case 'subCount': return t.subs;
+      case 'clustersPerSub': return t.clustersPerSub;
+      case 'coresPerCluster': return t.coresPerCluster;
+      case 'coresPerSub': return coresPerSub(t);
+      case 'coreCount': return totalCores(t);
+      case 'memorySize': return this.#backend.memorySize;
+      case 'availableMemSize': return this.availableMemSize;
+      case 'availableSubCount': return this.availableSubCount;
+      case 'maxTaskCount': return MaxTaskCount;
+    }
+  }
+
+  /**
+   * Allocates `bytes` of device memory, zero-filled.
+   * @throws OutOfMemoryError when fewer bytes are available.
+   */
+  memAlloc(bytes: number): DevicePtr {
+    this.#alive();
+    checkInteger('memAlloc bytes', bytes, 1, Number.MAX_SAFE_INTEGER);
+    const buffer = this.#backend.allocate(bytes);
+    return new DevicePtr(this, buffer, { freed: false, byteLength: bytes });
+  }
+
+  /** Allocates `count` elements of `size` bytes each, zero-filled. */
+  memCalloc(count: number, size: number): DevicePtr {
+    checkInteger('memCalloc count', count, 1, Number.MAX_SAFE_INTEGER);
+    checkInteger('memCalloc size', size, 1, Number.MAX_SAFE_INTEGER);
+    return this.memAlloc(count * size);
+  }
+
+  /** Frees an allocation. @throws ArgumentError for a pointer into an allocation, a foreign or freed one. */
+  memFree(ptr: DevicePtr): void {
+    this.#alive();
+    this.#own(ptr, 'memFree');
+    if (ptr.byteOffset !== 0) throw new ArgumentError(`memFree needs the pointer memAlloc returned, not one ${ptr.byteOffset} bytes into it`);
+    ptr.allocation.freed = true;
+    this.#backend.free(ptr.buffer);
+  }
+
+  /** Copies host bytes to device memory at `dst`. */
+  async copyToDevice(dst: DevicePtr, src: ArrayBufferView | ArrayBufferLike): Promise<void> {
+    this.#alive();
+    this.#own(dst, 'copyToDevice');
+    const bytes = asBytes(src);
+    this.#fits(dst, bytes.byteLength, 'copyToDevice');
+    await this.#backend.write(dst.buffer, dst.byteOffset, bytes);
+  }
+
+  /** Copies device memory at `src` into host memory `dst` (as many bytes as `dst` holds). */
+  async copyFromDevice(dst: ArrayBufferView | ArrayBufferLike, src: DevicePtr): Promise<void> {
+    this.#alive();
+    this.#own(src, 'copyFromDevice');
+    const bytes = asBytes(dst);
+    this.#fits(src, bytes.byteLength, 'copyFromDevice');
+    await this.#backend.read(src.buffer, src.byteOffset, bytes);
+  }
+
+  /**
+   * A TypedArray over device memory itself, with no copy: on the CPU backend device memory is
+   * shared with the host. Its length is what fits between `ptr` and the end of the allocation.
+   * @throws StateError on a backend whose memory the host cannot see.
+   */
+  hostView<D extends DType>(ptr: DevicePtr, dtype: D): TypedArrayOf<D> {
+    this.#alive();
+    this.#own(ptr, 'hostView');
+    const sab = this.#backend.hostBuffer(ptr.buffer);
+    if (sab === undefined) throw new StateError(`hostView: the ${this.#backend.name} backend's memory is not visible to the host; use copyFromDevice`);
+    const size = dtypeSize(dtype);
+    if (ptr.byteOffset % size !== 0) throw new ArgumentError(`hostView: byte offset ${ptr.byteOffset} is not aligned to ${dtype} (${size} bytes)`);
+    const Ctor = DTYPES[dtype] as unknown as new (b: SharedArrayBuffer, o: number, n: number) => TypedArrayOf<D>;
+    return new Ctor(sab, ptr.byteOffset, Math.floor(ptr.byteLength / size));
+  }
+
+  /**
+   * Loads a kernel module into every MU core. TypeScript modules work too.
+   * @throws (rejects) ModuleLoadError when the module cannot be imported.
+   */
+  async createModule(url: URL | string): Promise<KernelModule> {
+    this.#alive();
+    const href = url instanceof URL ? url.href : new URL(url, `file://${process.cwd()}/`).href;
+    return new KernelModule(this, await this.#backend.loadModule(href));
+  }
+
+  /**
+   * Creates a Job owning `numSub` Subs, or every free Sub when omitted.
+   * @throws NoSubAvailableError when fewer Subs are free.
+   */
+  createJob(numSub?: number): Job {
+    this.#alive();
+    const count = numSub === undefined ? this.#freeSubs.length : checkInteger('numSub', numSub, 1, this.topology.subs);
+    const job = new Job(
+      {
+        owner: this,
+        backend: this.#backend,
+        topology: this.topology,
+        takeSubs: (n) => this.#takeSubs(n),
+        returnSubs: (subs) => this.#freeSubs.push(...subs),
+        alive: () => this.#alive(),
+      },
+      this.#takeSubs(count),
+    );
+    this.#jobs.add(job);
+    return job;
+  }
+
+  /** Returns a Job's Subs to the Context. Work already queued on its streams drains. */
+  destroyJob(job: Job): void {
+    this.#alive();
+    if (!this.#jobs.delete(job)) throw new StateError('destroyJob: the Job is not a live Job of this Context');
+    job.release();
+  }
+
+  /** A new stream for `KernelMap.setStream`, holding at most `limit` operations. */
+  createStream(limit = DefaultStreamLimit): Stream {
+    this.#alive();
+    return new Stream(this, limit);
+  }
+
+  /** Destroys a stream: executes still waiting for room on it resolve `Result.Failure`. */
+  destroyStream(stream: Stream): void {
+    if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
+    stream.destroy();
+  }
+
+  /** Stops every MU core and releases device memory. The Context cannot be used afterwards. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    for (const job of this.#jobs) job.release();
+    this.#jobs.clear();
+    await this.#backend.destroy();
+  }
+
+  #takeSubs(count: number): number[] {
+    if (count === 0 || count > this.#freeSubs.length) {
+      throw new NoSubAvailableError(`cannot take ${count} Sub${count === 1 ? '' : 's'}: ${this.#freeSubs.length} of ${this.topology.subs} are free; destroy a Job or free Subs with job.subFree() first`);
+    }
+    this.#freeSubs.sort((a, b) => a - b);
+    return this.#freeSubs.splice(0, count);
+  }
+
+  #own(ptr: DevicePtr, op: string): void {
+    if (!(ptr instanceof DevicePtr)) throw new ArgumentError(`${op} needs a DevicePtr from memAlloc`);
+    if (ptr.owner !== this) throw new ArgumentError(`${op}: the device pointer belongs to another Context`);
+    if (ptr.freed) throw new ArgumentError(`${op}: the device pointer was freed with memFree`);
+  }
+
+  #fits(ptr: DevicePtr, bytes: number, op: string): void {
+    if (bytes > ptr.byteLength) throw new ArgumentError(`${op}: ${bytes} bytes do not fit in the ${ptr.byteLength} bytes from the pointer to the end of its allocation`);
+  }
+
+  #alive(): void {
+    if (this.#destroyed) throw new StateError('this Context was destroyed; create a new one with createContext()');
+  }
+}
+
+function asBytes(x: ArrayBufferView | ArrayBufferLike): Uint8Array {
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  if (x instanceof ArrayBuffer || x instanceof SharedArrayBuffer) return new Uint8Array(x);
+  throw new ArgumentError('expected a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer for host memory');
+}

@@ -1,0 +1,228 @@
+import type { Backend, KernelInfo, LaunchArg, LaunchHandle } from '../backends/backend.js';
+import { PxlError, StateError } from '../core/errors.js';
+import { checkInteger, checkOneOf } from '../core/validate.js';
+import type { Topology } from '../core/topology.js';
+import { toLaunchArgs, type KernelArg } from './arguments.js';
+import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch } from './launchPlan.js';
+import { Result, type ExecuteStatus, type Progress } from './result.js';
+import type { Stream } from './stream.js';
+
+/** @internal What a Map needs from its Job. */
+export interface MapSite {
+  readonly owner: object;
+  readonly backend: Backend;
+  readonly topology: Topology;
+  subs(): readonly number[];
+  defaultStream(): Stream;
+  alive(): void;
+}
+
+interface Run {
+  readonly args: readonly LaunchArg[];
+  cancelled: boolean;
+}
+
+let nextMapId = 1;
+
+/**
+ * A Map: one kernel bound to a taskCount, launched over the MU cores of its Job with `execute`.
+ * Built by `Job.buildMap`. Executes go through the Map's stream (its Job's default stream unless
+ * `setStream` binds another) and run in enqueue order.
+ *
+ * Lifecycle per execute: HostInit → DeviceInit → Request → Waiting → DeviceFinalize →
+ * HostFinalize → Idle, or Fail (terminal) or Cancelled (reusable).
+ */
+export class KernelMap {
+  readonly kernelName: string;
+  readonly taskCount: number;
+  readonly #site: MapSite;
+  readonly #module: number;
+  readonly #kernel: number;
+  readonly #form: KernelInfo['form'];
+  readonly #id = nextMapId++;
+  readonly #token = {};
+  #batchSize = DefaultBatchSize;
+  #locality: LocalityMode = 'compact';
+  #stream: Stream | undefined;
+  #status: ExecuteStatus = 'Idle';
+  #pending = 0;
+  #queued: Run[] = [];
+  #handle: LaunchHandle | undefined;
+  #target = 0;
+  #error: PxlError | undefined;
+  #settled: (() => void)[] = [];
+  #onComplete: (() => void) | undefined;
+  #onMessage: ((message: unknown) => void) | undefined;
+  #onError: ((error: PxlError) => void) | undefined;
+
+  /** @internal */
+  constructor(site: MapSite, kernelName: string, module: number, kernel: number, info: KernelInfo, taskCount: number) {
+    this.#site = site;
+    this.kernelName = kernelName;
+    this.#module = module;
+    this.#kernel = kernel;
+    this.#form = info.form;
+    this.taskCount = checkInteger('taskCount', taskCount, 0, MaxTaskCount);
+  }
+
+  get batchSize(): number {
+    return this.#batchSize;
+  }
+
+  get localityMode(): LocalityMode {
+    return this.#locality;
+  }
+
+  /** The failure that put this Map in the Fail state, if any. */
+  get error(): PxlError | undefined {
+    return this.#error;
+  }
+
+  /** Tasks each MU core runs back to back per batch. Default 16. */
+  setBatchSize(batchSize: number): this {
+    this.#batchSize = checkInteger('batchSize', batchSize, 1, MaxTaskCount);
+    return this;
+  }
+
+  /** CompactMode (default) fills a Sub's clusters first; SpreadMode deals batches across Subs. */
+  setLocalityMode(mode: LocalityMode): this {
+    this.#locality = checkOneOf('localityMode', mode, [LocalityMode.CompactMode, LocalityMode.SpreadMode]);
+    return this;
+  }
+
+  /** Binds a stream; with no argument, returns to the Job's default stream. */
+  setStream(stream?: Stream): this {
+    if (stream !== undefined && stream.owner !== this.#site.owner) throw new StateError('setStream: the stream belongs to another Context');
+    this.#stream = stream;
+    return this;
+  }
+
+  get stream(): Stream {
+    return this.#stream ?? this.#site.defaultStream();
+  }
+
+  setCompletionCallback(callback: (() => void) | undefined): this {
+    this.#onComplete = callback;
+    return this;
+  }
+
+  /** Receives every value a kernel sends with `mu.message()`, on the main thread. */
+  setMessageCallback(callback: ((message: unknown) => void) | undefined): this {
+    this.#onMessage = callback;
+    return this;
+  }
+
+  setErrorCallback(callback: ((error: PxlError) => void) | undefined): this {
+    this.#onError = callback;
+    return this;
+  }
+
+  getExecuteStatus(): ExecuteStatus {
+    return this.#status;
+  }
+
+  /** Batches of the launch in progress (or the last one). */
+  getProgress(): Progress {
+    const p = this.#handle?.progress() ?? { issued: 0, done: 0 };
+    return { target: this.#target, issued: p.issued, done: p.done };
+  }
+
+  /**
+   * Enqueues one launch with these kernel arguments. Resolves `Result.Success` once the stream has
+   * accepted it (at once while the stream has room), or `Result.Failure` if the stream is
+   * destroyed while this call waits for room.
+   *
+   * @throws (rejects) ArgumentError for arguments a kernel cannot take; StateError after Fail.
+   */
+  async execute(...args: KernelArg[]): Promise<Result> {
+    this.#site.alive();
+    if (this.#status === 'Fail') {
+      throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`);
+    }
+    const run: Run = { args: toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount), cancelled: false };
+    const stream = this.stream;
+    if (this.#pending++ === 0) this.#status = 'HostInit';
+    this.#queued.push(run);
+    if (await stream.enqueue(() => this.#run(run))) return Result.Success;
+    this.#queued.splice(this.#queued.indexOf(run), 1);
+    this.#finish();
+    return Result.Failure;
+  }
+
+  /**
+   * Resolves when every execute issued so far has finished and the Map is Idle or Cancelled.
+   * @throws (rejects) the Map's failure (KernelError, CoreDiedError) when it reached Fail.
+   */
+  async synchronize(): Promise<void> {
+    if (this.#pending > 0) await new Promise<void>((r) => this.#settled.push(r));
+    if (this.#status === 'Fail' && this.#error !== undefined) throw this.#error;
+  }
+
+  /**
+   * Skips every batch not yet started (of the running launch and of executes still queued), lets
+   * batches in flight drain, and resolves once the Map is Cancelled. The Map stays reusable.
+   */
+  async cancel(): Promise<void> {
+    for (const run of this.#queued) run.cancelled = true;
+    this.#handle?.cancel();
+    if (this.#pending > 0) await new Promise<void>((r) => this.#settled.push(r));
+  }
+
+  async #run(run: Run): Promise<void> {
+    this.#queued.splice(this.#queued.indexOf(run), 1);
+    try {
+      if (run.cancelled || this.#status === 'Fail') {
+        if (run.cancelled && this.#status !== 'Fail') this.#status = 'Cancelled';
+        return;
+      }
+      this.#status = 'DeviceInit';
+      const plan = planLaunch({ taskCount: this.taskCount, batchSize: this.#batchSize, locality: this.#locality, topology: this.#site.topology, subs: this.#site.subs() });
+      this.#target = plan.batchCount;
+      this.#status = 'Request';
+      this.#handle = await this.#site.backend.launch({
+        module: this.#module,
+        kernel: this.#kernel,
+        kernelName: this.kernelName,
+        mapId: this.#id,
+        mapToken: this.#token,
+        taskCount: this.taskCount,
+        batchSize: this.#batchSize,
+        args: run.args,
+        cores: plan.cores,
+        onMessage: (m) => this.#onMessage?.(m),
+      });
+      if (run.cancelled) this.#handle.cancel();
+      this.#status = 'Waiting';
+      const outcome = await this.#handle.done;
+      this.#status = 'DeviceFinalize';
+      this.#status = 'HostFinalize';
+      if (outcome.kind === 'failed') {
+        this.#fail(outcome.error);
+      } else if (outcome.kind === 'cancelled' || run.cancelled) {
+        this.#status = 'Cancelled';
+      } else {
+        this.#status = 'Idle';
+        this.#onComplete?.();
+      }
+    } catch (err) {
+      this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
+    } finally {
+      this.#finish();
+    }
+  }
+
+  #fail(error: PxlError): void {
+    this.#status = 'Fail';
+    this.#error ??= error;
+    for (const run of this.#queued) run.cancelled = true;
+    try {
+      this.#onError?.(error);
+    } catch {
+      // The error is already recorded and reported by synchronize().
+    }
+  }
+
+  #finish(): void {
+    if (--this.#pending === 0) for (const r of this.#settled.splice(0)) r();
+  }
+}

@@ -1,0 +1,69 @@
+import { checkInteger } from '../core/validate.js';
+
+/** In-flight operations a stream holds by default before `execute()` waits for room. */
+export const DefaultStreamLimit = 64;
+
+/** One operation on a stream: started when every earlier one on the stream has finished. */
+export type StreamOp = () => Promise<void>;
+
+/**
+ * An asynchronous work queue. Operations on one stream run one after another in enqueue order;
+ * operations on different streams may run at the same time. A stream holds at most `limit`
+ * operations (waiting or running); `enqueue` resolves `false` only if the stream is destroyed
+ * while the caller waits for room.
+ */
+export class Stream {
+  readonly limit: number;
+  /** @internal */ readonly owner: object;
+  readonly #queue: StreamOp[] = [];
+  readonly #waitingForRoom: ((accepted: boolean) => void)[] = [];
+  #held = 0;
+  #running = false;
+  #destroyed = false;
+
+  /** @internal */
+  constructor(owner: object, limit = DefaultStreamLimit) {
+    this.owner = owner;
+    this.limit = checkInteger('stream limit', limit, 1, 1 << 20);
+  }
+
+  /** Operations waiting or running on the stream. */
+  get inFlight(): number {
+    return this.#held;
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /** @internal Resolves true once the stream has accepted `op`, false if it was destroyed first. */
+  async enqueue(op: StreamOp): Promise<boolean> {
+    while (!this.#destroyed && this.#held >= this.limit) {
+      if (!(await new Promise<boolean>((r) => this.#waitingForRoom.push(r)))) return false;
+    }
+    if (this.#destroyed) return false;
+    this.#held++;
+    this.#queue.push(op);
+    if (!this.#running) void this.#pump();
+    return true;
+  }
+
+  /** @internal Refuses new work and fails every execute still waiting for room. Queued work drains. */
+  destroy(): void {
+    this.#destroyed = true;
+    for (const w of this.#waitingForRoom.splice(0)) w(false);
+  }
+
+  async #pump(): Promise<void> {
+    this.#running = true;
+    for (let op = this.#queue.shift(); op !== undefined; op = this.#queue.shift()) {
+      try {
+        await op();
+      } finally {
+        this.#held--;
+        this.#waitingForRoom.shift()?.(true);
+      }
+    }
+    this.#running = false;
+  }
+}
