@@ -8,6 +8,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-results.json' },
     hookTimeout: 30_000,
   },
 });

@@ -106,11 +106,13 @@ export class CpuBackend implements Backend {
         error: undefined,
         settle: () => {
           this.#pending.delete(id);
+          this.#pool.release();
           if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
           else resolve({ id, url, kernels: pending.kernels ?? [] });
         },
       };
       this.#pending.set(id, pending);
+      this.#pool.hold();
       this.#pool.broadcast({ type: 'module', id, url });
     });
   }
