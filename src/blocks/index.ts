@@ -1,0 +1,20 @@
+/**
+ * The generic pairwise block engine: a scheduler that cuts a pairwise matrix into blocks, triangle
+ * skip modes, output containers with their block writers, offset data for variable-length inputs,
+ * and the BlockOp policy an operation implements. Nothing here knows what the items are.
+ */
+export { BLOCK_MODES, BLOCK_SCHEDULER_DEFAULTS, BlockScheduler, subdivide } from './blockScheduler.js';
+export { maxOutputElementsFor } from './outputBudget.js';
+export type { Band, BlockInfo, BlockMode, BlockSchedulerOptions } from './blockScheduler.js';
+export { TRIANGLE_SKIP_MODES, computesPair, pairsInBlock, pairsInBlocks } from './triangleSkip.js';
+export type { TriangleSkipMode } from './triangleSkip.js';
+export { FLOAT_DTYPES, allocFloatArray, floatDTypeOf } from './floatArray.js';
+export type { FloatArray, FloatDType } from './floatArray.js';
+export { DenseTensor } from './denseTensor.js';
+export { DistanceMatrix } from './distanceMatrix.js';
+export { SymmetricMatrix } from './symmetricMatrix.js';
+export { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from './resultWriter.js';
+export type { ResultWriter } from './resultWriter.js';
+export { maxSubsetElements, offsetData, offsetDataFrom, subset } from './offsetData.js';
+export type { ChannelArray, ChannelCtor, ChannelsOf, OffsetData } from './offsetData.js';
+export type { BlockOp } from './blockOp.js';

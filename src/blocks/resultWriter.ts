@@ -1,0 +1,148 @@
+/**
+ * Result writers scatter one block's dense result buffer into the final output container. The
+ * pipeline calls `write` once per block, as soon as that block's buffer is back on the host.
+ *
+ * Blocks of one schedule never overlap, so writes from different blocks never touch the same
+ * output element and need no locking; a writer may be called for blocks in any order.
+ */
+import { LogicError, OptionError, invariant } from '../core/errors.js';
+import { checkInteger } from '../core/validate.js';
+import type { BlockInfo } from './blockScheduler.js';
+import type { DenseTensor } from './denseTensor.js';
+import type { DistanceMatrix } from './distanceMatrix.js';
+import type { FloatArray } from './floatArray.js';
+import type { SymmetricMatrix } from './symmetricMatrix.js';
+
+/** Scatters block results into one output. */
+export interface ResultWriter {
+  /**
+   * Copies `block`'s results from `buf` into the output. `buf` holds the block row-major: the
+   * value of pair (rowFirst + r, colFirst + c) is at `r * colCount + c`; elements past
+   * `rowCount * colCount` are ignored, so one buffer sized for the largest block can be reused.
+   *
+   * @throws {LogicError} when the block lies outside the output, the buffer is too short, or the
+   * computation left a non-zero value where the output keeps nothing.
+   */
+  write(block: BlockInfo, buf: FloatArray): void;
+}
+
+function blockName(block: BlockInfo): string {
+  const rows = `[${block.rowFirst}, ${block.rowFirst + block.rowCount - 1}]`;
+  const cols = `[${block.colFirst}, ${block.colFirst + block.colCount - 1}]`;
+  return `block ${block.index} (rows ${rows}, cols ${cols})`;
+}
+
+function checkBlock(block: BlockInfo, buf: FloatArray, nRows: number, nCols: number): void {
+  invariant(
+    block.rowFirst >= 0 && block.colFirst >= 0 && block.rowFirst + block.rowCount <= nRows && block.colFirst + block.colCount <= nCols,
+    `${blockName(block)} lies outside the ${nRows} x ${nCols} output`,
+  );
+  invariant(
+    buf.length >= block.rowCount * block.colCount,
+    `${blockName(block)} needs a buffer of ${block.rowCount * block.colCount} elements, got ${buf.length}`,
+  );
+}
+
+/**
+ * Shared scatter for packed lower-triangle storage. Row i keeps columns `j <= i - skip` (skip = 1
+ * drops the diagonal) at `i * (i + 1) / 2 - i * skip + j`, so the kept part of each block row is one
+ * contiguous run in both the buffer and the storage and moves with a single `set`; the rest of the
+ * row must be zero, because a non-zero there means the kernel computed a pair it should have skipped.
+ */
+function scatterTriangle(block: BlockInfo, buf: FloatArray, storage: FloatArray, n: number, skip: 0 | 1, rule: string): void {
+  checkBlock(block, buf, n, n);
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  for (let r = 0; r < rowCount; r++) {
+    const i = rowFirst + r;
+    const rowStart = r * colCount;
+    const kept = Math.min(Math.max(i - skip - colFirst + 1, 0), colCount);
+    for (let c = kept; c < colCount; c++) {
+      const v = buf[rowStart + c] as number;
+      if (v !== 0) {
+        throw new LogicError(`${blockName(block)} holds ${v} at skipped entry (${i}, ${colFirst + c}); ${rule}`);
+      }
+    }
+    if (kept > 0) storage.set(buf.subarray(rowStart, rowStart + kept), (i * (i + 1)) / 2 - i * skip + colFirst);
+  }
+}
+
+/**
+ * Writes blocks into a {@link DistanceMatrix}: entries with `i > j` only.
+ *
+ * @example
+ * const writer = new DistanceMatrixWriter(new DistanceMatrix(scheduler.nRows));
+ * for (const block of scheduler.blocks) writer.write(block, resultOf(block));
+ */
+export class DistanceMatrixWriter implements ResultWriter {
+  readonly #target: DistanceMatrix;
+
+  constructor(target: DistanceMatrix) {
+    this.#target = target;
+  }
+
+  /** @throws {LogicError} as {@link ResultWriter.write}; the diagonal and upper triangle must be exactly 0. */
+  write(block: BlockInfo, buf: FloatArray): void {
+    const rule = 'a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0';
+    scatterTriangle(block, buf, this.#target.condensed, this.#target.n, 1, rule);
+  }
+}
+
+/**
+ * Writes blocks into a {@link SymmetricMatrix}: entries with `i >= j` only.
+ *
+ * @example
+ * const writer = new SymmetricMatrixWriter(new SymmetricMatrix(scheduler.nRows));
+ */
+export class SymmetricMatrixWriter implements ResultWriter {
+  readonly #target: SymmetricMatrix;
+
+  constructor(target: SymmetricMatrix) {
+    this.#target = target;
+  }
+
+  /** @throws {LogicError} as {@link ResultWriter.write}; the upper triangle must be exactly 0. */
+  write(block: BlockInfo, buf: FloatArray): void {
+    const rule = 'a SymmetricMatrix keeps only entries with i >= j, so the kernel must leave the upper triangle at 0';
+    scatterTriangle(block, buf, this.#target.packed, this.#target.n, 0, rule);
+  }
+}
+
+/**
+ * Writes blocks into a {@link DenseTensor} viewed as an `nRows x nCols` matrix: every entry, at
+ * row-major offset `i * nCols + j`. For cdist the tensor's shape is `(*X.shape, *Y.shape)` and
+ * `nCols` is the product of `Y.shape`; the flat offsets coincide, so no reshape is needed.
+ *
+ * @example
+ * const out = new DenseTensor([2, 3, 4]);      // X.shape = [2, 3], Y.shape = [4]
+ * const writer = new DenseWriter(out, 4);      // 6 x 4 pairs
+ */
+export class DenseWriter implements ResultWriter {
+  readonly #target: DenseTensor;
+  readonly #nRows: number;
+  readonly #nCols: number;
+
+  /**
+   * @param nCols number of columns of the flattened matrix; default the last extent (1 for rank 0).
+   * @throws {OptionError} when `nCols` is not an integer >= 0 dividing the tensor's size.
+   */
+  constructor(target: DenseTensor, nCols: number = target.shape[target.shape.length - 1] ?? 1) {
+    checkInteger('nCols', nCols, 0, Number.MAX_SAFE_INTEGER);
+    const size = target.size;
+    if (nCols === 0 ? size !== 0 : size % nCols !== 0) {
+      throw new OptionError(`nCols = ${nCols} does not divide the size ${size} of a tensor of shape [${target.shape.join(', ')}]`);
+    }
+    this.#target = target;
+    this.#nCols = nCols;
+    this.#nRows = nCols === 0 ? 0 : size / nCols;
+  }
+
+  /** @throws {LogicError} as {@link ResultWriter.write}. */
+  write(block: BlockInfo, buf: FloatArray): void {
+    checkBlock(block, buf, this.#nRows, this.#nCols);
+    const { rowFirst, rowCount, colFirst, colCount } = block;
+    const data = this.#target.data;
+    for (let r = 0; r < rowCount; r++) {
+      data.set(buf.subarray(r * colCount, (r + 1) * colCount), (rowFirst + r) * this.#nCols + colFirst);
+    }
+  }
+}
