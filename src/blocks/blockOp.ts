@@ -6,19 +6,23 @@
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import type { FloatArray } from './floatArray.js';
 
+/** Which of a device's two result buffers a block uses; the pipeline alternates them. */
+export type BufferSlot = 0 | 1;
+
 /**
  * A pairwise operation as the block pipeline sees it, generic over `Storage`: whatever the
- * operation keeps per device (input buffers sized for the largest block, bound kernels).
+ * operation keeps per device (input data, two result buffers, bound kernels).
  *
- * Contract, per device: `initStorage` runs once before any block; `execBlock` calls are
- * sequential, never overlapping on one storage (the pipeline waits for one to settle before the
- * next), so one storage serves every block; `disposeStorage` runs once after the last block, also
- * when a block failed. Different devices have different storages and may run concurrently.
+ * Contract, per device: `initStorage` runs once before any block; at most two `execBlock` calls
+ * are outstanding on one storage, on different slots, and a slot is reused only after the
+ * pipeline has scattered its previous block; `disposeStorage` runs once after the last block,
+ * also when a block failed. Different devices have different storages and run concurrently.
  *
  * @example
- * const op: BlockOp<{ rows: Float64Array }> = {
- *   initStorage: (_device, scheduler) => ({ rows: new Float64Array(scheduler.maxBlockRows) }),
- *   async execBlock(storage, block, out) { ... fill out[r * block.colCount + c] ... },
+ * const op: BlockOp<{ out: [Float64Array, Float64Array] }> = {
+ *   initStorage: (_device, s) => ({ out: [new Float64Array(s.maxBlockElements), new Float64Array(s.maxBlockElements)] }),
+ *   outputBuffer: (storage, slot) => storage.out[slot],
+ *   async execBlock(storage, block, slot) { ... fill storage.out[slot][r * block.colCount + c] ... },
  * };
  */
 export interface BlockOp<Storage> {
@@ -29,14 +33,20 @@ export interface BlockOp<Storage> {
   initStorage(deviceIndex: number, scheduler: BlockScheduler): Storage | Promise<Storage>;
 
   /**
-   * Computes one block into `out`, row-major: pair (rowFirst + r, colFirst + c) at
-   * `r * block.colCount + c`. `out` is zero-filled beforehand and has at least
-   * `block.rowCount * block.colCount` elements; pairs the operation's triangle skip mode leaves out
-   * must stay 0, which the result writers check. Resolves once `out` holds the results; rejects
-   * (never throws synchronously) on failure.
+   * The host-visible buffer that holds a block's results once `execBlock` on `slot` resolves, with
+   * at least `maxBlockElements` elements. The pipeline zero-fills the block's part before
+   * `execBlock` and hands it to the result writer afterwards.
    */
-  execBlock(storage: Storage, block: BlockInfo, out: FloatArray): Promise<void>;
+  outputBuffer(storage: Storage, slot: BufferSlot): FloatArray;
 
-  /** Releases what `initStorage` allocated. Optional: storages made of plain host memory need nothing. */
+  /**
+   * Computes one block into `outputBuffer(storage, slot)`, row-major: pair (rowFirst + r,
+   * colFirst + c) at `r * block.colCount + c`. Pairs the operation's triangle skip mode leaves out
+   * must stay 0, which the result writers check. Resolves once the buffer holds the results;
+   * rejects (never throws synchronously) on failure.
+   */
+  execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void>;
+
+  /** Releases what `initStorage` allocated. */
   disposeStorage?(storage: Storage): void | Promise<void>;
 }

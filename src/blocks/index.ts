@@ -17,4 +17,6 @@ export { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from './resu
 export type { ResultWriter } from './resultWriter.js';
 export { maxSubsetElements, offsetData, offsetDataFrom, subset } from './offsetData.js';
 export type { ChannelArray, ChannelCtor, ChannelsOf, OffsetData } from './offsetData.js';
-export type { BlockOp } from './blockOp.js';
+export type { BlockOp, BufferSlot } from './blockOp.js';
+export { runBlockPipeline } from './blockPipeline.js';
+export type { BlockPipelineOptions, BlockProgress } from './blockPipeline.js';

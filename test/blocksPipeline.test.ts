@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BlockScheduler,
+  DenseTensor,
+  DenseWriter,
+  DistanceMatrix,
+  DistanceMatrixWriter,
+  runBlockPipeline,
+  type BlockInfo,
+  type BlockOp,
+  type BufferSlot,
+} from '../src/blocks/index.js';
+import { CancelledError } from '../src/core/errors.js';
+
+interface Storage {
+  device: number;
+  out: [Float64Array, Float64Array];
+}
+
+/** A host-only BlockOp computing f(i, j) = i * 1000 + j + 1, recording what happened in which order. */
+function recordingOp(options: { skipDiagAndAbove: boolean; failAt?: number; gate?: Promise<void> }) {
+  const events: string[] = [];
+  const disposed: number[] = [];
+  const byDevice = new Map<number, number[]>();
+  const op: BlockOp<Storage> = {
+    initStorage: (device, s) => ({ device, out: [new Float64Array(s.maxBlockElements), new Float64Array(s.maxBlockElements)] }),
+    outputBuffer: (storage, slot) => storage.out[slot],
+    async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot) {
+      events.push(`exec ${block.index}`);
+      byDevice.set(storage.device, [...(byDevice.get(storage.device) ?? []), block.index]);
+      if (options.gate !== undefined) await options.gate;
+      await new Promise((r) => setImmediate(r));
+      if (block.index === options.failAt) throw new Error(`block ${block.index} failed`);
+      const out = storage.out[slot];
+      for (let r = 0; r < block.rowCount; r++) {
+        for (let c = 0; c < block.colCount; c++) {
+          const i = block.rowFirst + r;
+          const j = block.colFirst + c;
+          if (!options.skipDiagAndAbove || i > j) out[r * block.colCount + c] = i * 1000 + j + 1;
+        }
+      }
+    },
+    disposeStorage: (storage) => {
+      disposed.push(storage.device);
+    },
+  };
+  return { op, events, disposed, byDevice };
+}
+
+function tracingWriter<W extends { write(b: BlockInfo, buf: Float64Array): void }>(inner: W, events: string[]) {
+  return { write: (b: BlockInfo, buf: Float64Array) => { events.push(`scatter ${b.index}`); inner.write(b, buf); } };
+}
+
+describe('runBlockPipeline', () => {
+  it('fills a distance matrix exactly as a direct computation would', async () => {
+    const n = 23;
+    const scheduler = new BlockScheduler({ nRows: n, nCols: n, mode: 'lowerTriangle', maxOutputElements: 40, nSplitsHint: 1 });
+    const { op } = recordingOp({ skipDiagAndAbove: true });
+    const m = new DistanceMatrix(n);
+    await runBlockPipeline(op, scheduler, new DistanceMatrixWriter(m), { skip: 'lowerTriangleSkipDiag' });
+    for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) expect(m.get(i, j)).toBe(i * 1000 + j + 1);
+  });
+
+  it('launches block N+1 before it scatters block N on one device', async () => {
+    const scheduler = new BlockScheduler({ nRows: 6, nCols: 9, mode: 'full', maxOutputElements: 9 });
+    const { op, events } = recordingOp({ skipDiagAndAbove: false });
+    const t = new DenseTensor([6, 9]);
+    await runBlockPipeline(op, scheduler, tracingWriter(new DenseWriter(t), events), { skip: 'none' });
+    const blocks = scheduler.blocks.length;
+    expect(blocks).toBe(6);
+    const expected = ['exec 0'];
+    for (let b = 1; b < blocks; b++) expected.push(`exec ${b}`, `scatter ${b - 1}`);
+    expected.push(`scatter ${blocks - 1}`);
+    expect(events).toEqual(expected);
+    expect(t.get(5, 8)).toBe(5009);
+  });
+
+  it('spreads blocks over several devices and disposes every storage', async () => {
+    const scheduler = new BlockScheduler({ nRows: 30, nCols: 30, mode: 'full', maxOutputElements: 25 });
+    const { op, disposed, byDevice } = recordingOp({ skipDiagAndAbove: false });
+    const t = new DenseTensor([30, 30]);
+    await runBlockPipeline(op, scheduler, new DenseWriter(t), { skip: 'none', devices: 3 });
+    expect(disposed.sort()).toEqual([0, 1, 2]);
+    expect([...byDevice.values()].every((list) => list.length > 0)).toBe(true);
+    expect([...byDevice.values()].flat().sort((a, b) => a - b)).toEqual(scheduler.blocks.map((b) => b.index).sort((a, b) => a - b));
+    expect(t.get(29, 0)).toBe(29001);
+  });
+
+  it('reports progress after every block up to the total pair count', async () => {
+    const n = 10;
+    const scheduler = new BlockScheduler({ nRows: n, nCols: n, mode: 'lowerTriangle', maxOutputElements: 9 });
+    const { op } = recordingOp({ skipDiagAndAbove: true });
+    const seen: number[] = [];
+    await runBlockPipeline(op, scheduler, new DistanceMatrixWriter(new DistanceMatrix(n)), {
+      skip: 'lowerTriangleSkipDiag',
+      onProgress: (p) => {
+        seen.push(p.pairsDone);
+        expect(p.blocksTotal).toBe(scheduler.blocks.length);
+        expect(p.pairsTotal).toBe((n * (n - 1)) / 2);
+      },
+    });
+    expect(seen).toHaveLength(scheduler.blocks.length);
+    expect(seen.at(-1)).toBe((n * (n - 1)) / 2);
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+  });
+
+  it('rejects with CancelledError when the signal aborts, starts no more blocks, and disposes storage', async () => {
+    const scheduler = new BlockScheduler({ nRows: 20, nCols: 20, mode: 'full', maxOutputElements: 4 });
+    const controller = new AbortController();
+    const { op, events, disposed } = recordingOp({ skipDiagAndAbove: false });
+    const run = runBlockPipeline(op, scheduler, new DenseWriter(new DenseTensor([20, 20])), {
+      skip: 'none',
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.blocksDone === 3) controller.abort();
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(CancelledError);
+    expect(events.filter((e) => e.startsWith('exec')).length).toBeLessThan(scheduler.blocks.length);
+    expect(disposed).toEqual([0]);
+  });
+
+  it('rejects with the first block error and disposes storage', async () => {
+    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'full', maxOutputElements: 9 });
+    const { op, disposed } = recordingOp({ skipDiagAndAbove: false, failAt: 2 });
+    await expect(runBlockPipeline(op, scheduler, new DenseWriter(new DenseTensor([12, 12])), { skip: 'none', devices: 2 })).rejects.toThrow('block 2 failed');
+    expect(disposed.sort()).toEqual([0, 1]);
+  });
+});
