@@ -87,6 +87,12 @@ export interface Backend {
   /** Host-visible memory of a buffer, where the backend has one (CPU: the SharedArrayBuffer). */
   hostBuffer(buffer: number): SharedArrayBuffer | undefined;
   loadModule(url: string): Promise<ModuleInfo>;
+  /**
+   * Throws ArgumentError when validated arguments still cannot travel in one launch (too large for
+   * the launch descriptor, a bigint wider than 64 bits). `execute` calls it so such arguments reject
+   * the execute itself instead of failing the Map later, inside the launch.
+   */
+  checkArgs(args: readonly LaunchArg[]): void;
   launch(request: LaunchRequest): Promise<LaunchHandle>;
   /** Backend-specific figures reported by `Context.getAttribute`. */
   describe(): Record<string, string | number>;

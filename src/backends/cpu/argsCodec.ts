@@ -34,6 +34,7 @@ class Writer {
   readonly bytes = new Uint8Array(ARGS_CAPACITY);
   readonly view = new DataView(this.bytes.buffer);
   pos = 0;
+  reset(): this { this.pos = 0; return this; }
   room(n: number): void {
     if (this.pos + n > ARGS_CAPACITY) {
       throw new ArgumentError(`the arguments encode to more than ${ARGS_CAPACITY} bytes, the most one launch carries: pass large data in device memory (memAlloc and an NDArray) instead of as constants`);
@@ -65,8 +66,11 @@ function writeConstant(w: Writer, value: ConstantValue, argIndex: number): void 
 }
 
 /** Encodes validated arguments; throws ArgumentError only when they exceed the slot's capacity. */
+/** Scratch space reused by every encode; encodes never interleave on the one host thread. */
+const scratch = new Writer();
+
 export function encodeArgs(args: readonly LaunchArg[]): Uint8Array {
-  const w = new Writer();
+  const w = scratch.reset();
   w.u8(args.length);
   args.forEach((a, i) => {
     switch (a.kind) {

@@ -11,7 +11,15 @@ export type BatchRunner = (first: number, end: number) => void;
  * Turns a kernel and its decoded arguments into the function a core calls per batch. Binding
  * happens once per (Map, argument version) on each core, so the per-batch path touches no
  * decoding, no allocation and no argument-count dispatch.
+ *
+ * The runner is compiled from source text unique to this binding. V8 specialises optimised code to
+ * a closure's captured values only while that closure is the sole instance of its code; a fresh
+ * function per binding keeps it so, which lets V8 inline the kernel into the task loop and treat
+ * the bound arrays as constants (2-4x on small kernels, measured). Identical source text would be
+ * served from V8's compilation cache and share code again, hence the serial number.
  */
+let serial = 0;
+
 export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[], buffers: ReadonlyMap<number, SharedArrayBuffer>): BatchRunner {
   const sliced: NDView[] = [];
   const values = args.map((a) => {
@@ -27,44 +35,32 @@ export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[]
   });
 
   if (kernelForm(kernel) === 'batch') {
-    const inner = (kernel as unknown as { bind: (...a: unknown[]) => BatchRunner }).bind(...values);
+    const { bind, specialize } = kernel as unknown as { bind: (...a: unknown[]) => BatchRunner; specialize?: boolean };
+    const inner = (specialize === true ? recompile(bind) : bind)(...values);
     if (typeof inner !== 'function') throw new TypeError('a batch kernel\'s bind() must return a function (firstTask, endTask) => void');
-    return (first, end) => {
-      muState.taskIdx = first;
-      inner(first, end);
-    };
+    return compile(['state', 'inner'], 'state.taskIdx = first; inner(first, end);', [muState, inner]);
   }
-  const call = caller((kernel as unknown as { run: (...a: unknown[]) => void }).run, values);
-  if (sliced.length === 0) {
-    return (first, end) => {
-      for (let t = first; t < end; t++) {
-        muState.taskIdx = t;
-        call();
-      }
-    };
-  }
-  return (first, end) => {
-    for (let t = first; t < end; t++) {
-      muState.taskIdx = t;
-      for (let v = 0; v < sliced.length; v++) sliced[v]!.offset = t * sliced[v]!.size;
-      call();
-    }
-  };
+
+  const params = values.map((_, i) => `a${i}`);
+  const views = sliced.map((_, i) => `v${i}`);
+  const moves = sliced.map((v, i) => `v${i}.offset = t * ${v.size};`).join(' ');
+  const body = `for (let t = first; t < end; t++) { state.taskIdx = t; ${moves} fn(${params.join(', ')}); }`;
+  const { run } = kernel as unknown as { run: (...a: unknown[]) => void };
+  return compile(['state', 'fn', ...params, ...views], body, [muState, run, ...values, ...sliced]);
 }
 
-/** A zero-argument call of `fn` with `v` fixed, specialised by arity so no spread runs per task. */
-function caller(fn: (...a: unknown[]) => void, v: readonly unknown[]): () => void {
-  const [a, b, c, d, e, f, g, h, i] = v;
-  switch (v.length) {
-    case 0: return () => fn();
-    case 1: return () => fn(a);
-    case 2: return () => fn(a, b);
-    case 3: return () => fn(a, b, c);
-    case 4: return () => fn(a, b, c, d);
-    case 5: return () => fn(a, b, c, d, e);
-    case 6: return () => fn(a, b, c, d, e, f);
-    case 7: return () => fn(a, b, c, d, e, f, g);
-    case 8: return () => fn(a, b, c, d, e, f, g, h);
-    default: return () => fn(a, b, c, d, e, f, g, h, i);
-  }
+function compile(names: string[], body: string, bound: unknown[]): BatchRunner {
+  const factory = new Function(...names, `// pxl binding ${serial++}\nreturn function run(first, end) { ${body} };`) as (...a: unknown[]) => BatchRunner;
+  return factory(...bound);
+}
+
+/**
+ * A fresh copy of a batch kernel's `bind`, compiled from its source so that every closure it
+ * creates is the first of its code (see above). Only for kernels declared with `specialize: true`,
+ * whose `bind` uses nothing from its module's scope.
+ */
+function recompile(bind: (...a: unknown[]) => BatchRunner): (...a: unknown[]) => BatchRunner {
+  const source = bind.toString();
+  const expression = /^(async\s+)?(function\b|\(|[A-Za-z_$][\w$]*\s*=>)/.test(source) ? source : `function ${source}`;
+  return new Function(`// pxl specialised bind ${serial++}\nreturn (${expression});`)() as (...a: unknown[]) => BatchRunner;
 }

@@ -74,9 +74,9 @@ export class CorePool {
   }
 
   ring(core: number): void {
-    const bell = L.coreBase(core) + L.C_DOORBELL;
-    Atomics.add(this.ctl, bell, 1);
-    Atomics.notify(this.ctl, bell, 1);
+    const base = L.coreBase(core);
+    Atomics.add(this.ctl, base + L.C_DOORBELL, 1);
+    if (Atomics.load(this.ctl, base + L.C_SLEEPING) !== 0) Atomics.notify(this.ctl, base + L.C_DOORBELL, 1);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { ModuleLoadError, OutOfMemoryError, invariant } from '../../core/errors.js';
 import { totalCores, type Topology } from '../../core/topology.js';
-import type { Backend, KernelInfo, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import type { Backend, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
 import { CorePool } from './corePool.js';
 import { Dispatcher } from './dispatcher.js';
 import * as L from './layout.js';
@@ -115,6 +115,10 @@ export class CpuBackend implements Backend {
       this.#pool.hold();
       this.#pool.broadcast({ type: 'module', id, url });
     });
+  }
+
+  checkArgs(args: readonly LaunchArg[]): void {
+    this.#dispatcher.encode(args);
   }
 
   launch(request: LaunchRequest): Promise<LaunchHandle> {

@@ -1,5 +1,5 @@
 import { CoreDiedError, KernelError, type PxlError } from '../../core/errors.js';
-import type { LaunchHandle, LaunchOutcome, LaunchRequest } from '../backend.js';
+import type { LaunchArg, LaunchHandle, LaunchOutcome, LaunchRequest } from '../backend.js';
 import { encodeArgs, sameBytes } from './argsCodec.js';
 import type { CorePool } from './corePool.js';
 import * as L from './layout.js';
@@ -32,6 +32,8 @@ export class Dispatcher {
   readonly #waiters: ((slot: number) => void)[] = [];
   readonly #flights = new Map<number, Flight>();
   readonly #argsSeen = new WeakMap<object, { bytes: Uint8Array; version: number }>();
+  /** Encodings made by `encode` (at execute), reused by `launch` so arguments are encoded once. */
+  readonly #encoded = new WeakMap<readonly LaunchArg[], Uint8Array>();
   #argsVersion = 0;
 
   constructor(pool: CorePool, args: SharedArrayBuffer) {
@@ -41,8 +43,18 @@ export class Dispatcher {
     for (let s = L.LAUNCH_SLOTS - 1; s >= 0; s--) this.#free.push(s);
   }
 
+  /** Encodes a launch's arguments; throws ArgumentError when they do not fit in a slot. */
+  encode(args: readonly LaunchArg[]): Uint8Array {
+    let bytes = this.#encoded.get(args);
+    if (bytes === undefined) {
+      bytes = encodeArgs(args);
+      this.#encoded.set(args, bytes);
+    }
+    return bytes;
+  }
+
   async launch(request: LaunchRequest): Promise<LaunchHandle> {
-    const bytes = encodeArgs(request.args);
+    const bytes = this.encode(request.args);
     const slot = this.#free.pop() ?? (await new Promise<number>((r) => this.#waiters.push(r)));
     const ctl = this.#ctl;
     const sb = L.slotBase(this.#pool.cores, slot);

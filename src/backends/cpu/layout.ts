@@ -11,9 +11,13 @@
  *   launches in flight, and LAUNCH_SLOTS <= RING_SIZE, so a ring never overflows.
  *
  * - Waking a core: the core sleeps in `Atomics.wait(DOORBELL, seen)` after checking HEAD and the
- *   message EPOCH. The host bumps DOORBELL and notifies after every HEAD store and every message
- *   it posts. Because the core reads DOORBELL *before* checking for work, a bump that lands between
- *   its check and its wait makes the wait return at once: no wake-up is lost.
+ *   message EPOCH. The host bumps DOORBELL after every HEAD store and every message it posts.
+ *   Because the core reads DOORBELL *before* checking for work, a bump that lands between its
+ *   check and its wait makes the wait return at once. Notifying is the expensive part (a futex
+ *   wake that often preempts the host), so the host notifies only a core that announced SLEEPING.
+ *   The core stores SLEEPING = 1 before its wait; the host bumps DOORBELL before it loads SLEEPING.
+ *   With sequentially consistent atomics either the host sees SLEEPING = 1 and notifies, or the
+ *   core's wait sees the new DOORBELL and returns: no wake-up is lost.
  *
  * - Messages that cannot travel as words (SharedArrayBuffers of new allocations, module URLs) go
  *   over a MessagePort. The host posts them, then increments the global EPOCH. A core compares
@@ -47,6 +51,8 @@ export const C_CURRENT = 3;
 /** Batches of the current entry started / finished. Written by the core only. */
 export const C_ISSUED = 4;
 export const C_DONE = 5;
+/** 1 while the core is (about to be) blocked in Atomics.wait. Written by the core only. */
+export const C_SLEEPING = 6;
 
 export const RING_SIZE = 64;
 export const ENTRY_WORDS = 4;

@@ -19,6 +19,8 @@ const base = L.coreBase(init.core);
 const buffers = new Map<number, SharedArrayBuffer>(init.buffers);
 const modules = new Map<number, KernelDefinition[]>();
 const TSX = Symbol.for('pxl.tsx');
+/** What `mu.message()` does while no kernel runs on this core: throw. */
+const sendOutsideKernel = muState.send;
 
 /** Bound kernels per Map, most recently used last; bounded so fresh Maps cannot grow it forever. */
 const BOUND_CACHE = 64;
@@ -122,6 +124,8 @@ function runEntry(pos: number): void {
     }
     Atomics.store(ctl, base + L.C_DONE, k + 1);
   }
+  // A message sent after this entry (a module's top level, a timer) belongs to no launch.
+  muState.send = sendOutsideKernel;
   if (posted > 0) Atomics.add(ctl, sb + L.S_MESSAGES, posted);
   Atomics.store(ctl, base + L.C_CURRENT, -1);
   Atomics.store(ctl, base + L.C_TAIL, pos + 1);
@@ -144,7 +148,9 @@ async function main(): Promise<void> {
       tail++;
       continue;
     }
+    Atomics.store(ctl, base + L.C_SLEEPING, 1);
     Atomics.wait(ctl, base + L.C_DOORBELL, bell);
+    Atomics.store(ctl, base + L.C_SLEEPING, 0);
   }
   init.port.close();
 }
