@@ -1,0 +1,142 @@
+import { OptionError } from '../core/errors.js';
+import { integratePair, L2_INNER, pcfOp } from './integrate.js';
+import type { PcfOp } from './integrate.js';
+import { integrationLimit, Pcf } from './pcf.js';
+import type { PcfArray, PcfDtype } from './pcf.js';
+
+/**
+ * Distances and inner products of single PCFs, and brute-force reference matrices that tests use
+ * to cross-check the fast kernels.
+ */
+
+function sameDtype(f: Pcf, g: Pcf): PcfDtype {
+  if (f.dtype !== g.dtype) throw new OptionError(`f and g must have the same dtype, got '${f.dtype}' and '${g.dtype}'`);
+  return f.dtype;
+}
+
+function asFloat64(a: PcfArray): Float64Array {
+  return a instanceof Float64Array ? a : new Float64Array(a);
+}
+
+function integrate(op: PcfOp, f: Pcf, g: Pcf): number {
+  const dtype = sameDtype(f, g);
+  const value = integratePair(
+    op,
+    asFloat64(f.times), asFloat64(f.values), 0, f.size,
+    asFloat64(g.times), asFloat64(g.values), 0, g.size,
+    integrationLimit(dtype),
+  );
+  return dtype === 'float32' ? Math.fround(value) : value;
+}
+
+/**
+ * The Lp distance (integral over [0, M) of |f - g|^p)^(1/p), M the dtype's largest finite float.
+ * float32 results are rounded to float32.
+ *
+ * @param p a finite number >= 1. Default 1.
+ * @throws OptionError for a bad p or when f and g have different dtypes.
+ * @example lpDistance(Pcf.from([[0, 6], [3, 0]]), Pcf.from([[0, 2], [1, 4], [2, 0]])) // 12
+ */
+export function lpDistance(f: Pcf, g: Pcf, p: number = 1): number {
+  return integrate(pcfOp(p), f, g);
+}
+
+/**
+ * The Lp norm of f: its distance to the zero function. A PCF whose last value is not 0 has an
+ * enormous norm (the integral runs to the largest finite float).
+ *
+ * @param p a finite number >= 1. Default 1.
+ * @throws OptionError for a bad p.
+ * @example lpNorm(Pcf.from([[0, 1]])) // 1.7976931348623157e308
+ */
+export function lpNorm(f: Pcf, p: number = 1): number {
+  return integrate(pcfOp(p), f, Pcf.from([[0, 0]], { dtype: f.dtype }));
+}
+
+/**
+ * The L2 inner product: the integral over [0, M) of f * g.
+ *
+ * @throws OptionError when f and g have different dtypes.
+ * @example l2InnerProduct(Pcf.from([[0, 4], [3, 0]]), Pcf.from([[0, 2], [3, 0]])) // 24
+ */
+export function l2InnerProduct(f: Pcf, g: Pcf): number {
+  return integrate(L2_INNER, f, g);
+}
+
+/**
+ * The integral of `rect(f(l), g(l)) * (r - l)` over the pieces between consecutive breakpoints of
+ * both PCFs, evaluating each PCF at every piece's left end. Slow and obvious on purpose.
+ */
+function referenceIntegral(op: PcfOp, f: Pcf, g: Pcf): number {
+  const dtype = sameDtype(f, g);
+  const upper = integrationLimit(dtype);
+  const cuts = [...new Set([...f.times, ...g.times])].sort((x, y) => x - y);
+  let sum = 0;
+  for (let k = 0; k < cuts.length; k++) {
+    const left = cuts[k]!;
+    const right = k + 1 < cuts.length ? cuts[k + 1]! : upper;
+    const fv = f.evaluate(left);
+    const gv = g.evaluate(left);
+    let y: number;
+    if (op.kind === 'l1') y = Math.abs(fv - gv);
+    else if (op.kind === 'lp') y = Math.pow(Math.abs(fv - gv), op.p);
+    else y = fv * gv;
+    sum += (right - left) * y;
+  }
+  const value = op.kind === 'lp' ? Math.pow(sum, 1 / op.p) : sum;
+  return dtype === 'float32' ? Math.fround(value) : value;
+}
+
+function toOp(opOrP: number | PcfOp): PcfOp {
+  return typeof opOrP === 'number' ? pcfOp(opOrP) : opOrP;
+}
+
+/**
+ * Reference pdist: the full symmetric n x n matrix of Lp distances (zero diagonal), computed pair
+ * by pair with the brute-force integral. For tests only.
+ *
+ * @throws OptionError for a bad p or mixed dtypes.
+ */
+export function referencePdist(pcfs: readonly Pcf[], p: number = 1): number[][] {
+  const op = pcfOp(p);
+  const n = pcfs.length;
+  const out = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < i; j++) {
+      const d = referenceIntegral(op, pcfs[i]!, pcfs[j]!);
+      out[i]![j] = d;
+      out[j]![i] = d;
+    }
+  }
+  return out;
+}
+
+/**
+ * Reference cdist: the dense xs.length x ys.length matrix of `op` (an Lp exponent or an op such as
+ * {@link L2_INNER}) between every x and every y. For tests only.
+ *
+ * @throws OptionError for a bad p or mixed dtypes.
+ */
+export function referenceCdist(xs: readonly Pcf[], ys: readonly Pcf[], op: number | PcfOp = 1): number[][] {
+  const resolved = toOp(op);
+  return xs.map((x) => ys.map((y) => referenceIntegral(resolved, x, y)));
+}
+
+/**
+ * Reference l2Kernel: the full symmetric n x n matrix of L2 inner products, diagonal included.
+ * For tests only.
+ *
+ * @throws OptionError for mixed dtypes.
+ */
+export function referenceL2Kernel(pcfs: readonly Pcf[]): number[][] {
+  const n = pcfs.length;
+  const out = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) {
+      const v = referenceIntegral(L2_INNER, pcfs[i]!, pcfs[j]!);
+      out[i]![j] = v;
+      out[j]![i] = v;
+    }
+  }
+  return out;
+}

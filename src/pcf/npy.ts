@@ -1,0 +1,119 @@
+import { InputFormatError, OptionError } from '../core/errors.js';
+
+/**
+ * NumPy `.npy` files (format version 1.0) for results: a magic string, a little-endian uint16
+ * header length, a Python-dict header padded with spaces and ended by `\n` so the data starts at a
+ * multiple of 64 bytes, then the raw little-endian elements in C (row-major) order.
+ */
+
+const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
+const PREAMBLE = 10; // magic, 2 version bytes, uint16 header length
+const ALIGN = 64;
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Elements of an .npy file this module reads and writes. */
+export type NpyData = Float64Array | Float32Array;
+
+/** A decoded .npy file. */
+export interface NpyArray {
+  readonly dtype: 'float64' | 'float32';
+  readonly shape: number[];
+  readonly data: NpyData;
+}
+
+function shapeText(shape: readonly number[]): string {
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+}
+
+/**
+ * Encodes `data` with logical `shape` as an .npy v1.0 file (`'<f8'` or `'<f4'`,
+ * `fortran_order: False`).
+ *
+ * @throws OptionError when the shape is not a list of non-negative integers whose product is
+ *   `data.length`.
+ * @example encodeNpy(new Float64Array([1, 2, 3, 4, 5, 6]), [2, 3])
+ */
+export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
+  let product = 1;
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0) throw new OptionError(`shape must be a list of non-negative integers, got [${shape.join(', ')}]`);
+    product *= d;
+  }
+  if (product !== data.length) {
+    throw new OptionError(`shape [${shape.join(', ')}] holds ${product} elements, but data has ${data.length}`);
+  }
+  const descr = data instanceof Float64Array ? '<f8' : '<f4';
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText(shape)}, }`;
+  const total = PREAMBLE + header.length + 1;
+  header = header + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
+  if (header.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
+  const dataStart = PREAMBLE + header.length;
+  const bytes = new Uint8Array(dataStart + data.byteLength);
+  bytes.set(MAGIC, 0);
+  bytes[6] = 1;
+  bytes[7] = 0;
+  bytes[8] = header.length & 0xff;
+  bytes[9] = header.length >>> 8;
+  for (let k = 0; k < header.length; k++) bytes[PREAMBLE + k] = header.charCodeAt(k);
+  if (LITTLE_ENDIAN) {
+    bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), dataStart);
+  } else {
+    const view = new DataView(bytes.buffer, dataStart);
+    const size = data.BYTES_PER_ELEMENT;
+    for (let k = 0; k < data.length; k++) {
+      if (size === 8) view.setFloat64(k * 8, data[k]!, true);
+      else view.setFloat32(k * 4, data[k]!, true);
+    }
+  }
+  return bytes;
+}
+
+/**
+ * Decodes an .npy file holding little-endian float64 or float32 in C order (what
+ * {@link encodeNpy} writes; versions 1.0 and 2.0).
+ *
+ * @throws InputFormatError for anything else, saying what was found.
+ */
+export function decodeNpy(bytes: Uint8Array): NpyArray {
+  if (bytes.length < PREAMBLE || MAGIC.some((b, k) => bytes[k] !== b)) throw new InputFormatError('not an .npy file: bad magic string');
+  const major = bytes[6]!;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let headerStart: number;
+  let headerLength: number;
+  if (major === 1) {
+    headerStart = PREAMBLE;
+    headerLength = view.getUint16(8, true);
+  } else if (major === 2 && bytes.length >= 12) {
+    headerStart = 12;
+    headerLength = view.getUint32(8, true);
+  } else {
+    throw new InputFormatError(`unsupported .npy version ${major}.${bytes[7]}`);
+  }
+  const dataStart = headerStart + headerLength;
+  if (dataStart > bytes.length) throw new InputFormatError('truncated .npy file: the header runs past the end');
+  let header = '';
+  for (let k = headerStart; k < dataStart; k++) header += String.fromCharCode(bytes[k]!);
+  const descr = /'descr':\s*'([^']*)'/.exec(header)?.[1];
+  const fortran = /'fortran_order':\s*(True|False)/.exec(header)?.[1];
+  const shapeMatch = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (descr !== '<f8' && descr !== '<f4') throw new InputFormatError(`unsupported .npy dtype ${descr ?? '(none)'}; expected '<f8' or '<f4'`);
+  if (fortran !== 'False') throw new InputFormatError('unsupported .npy layout: only fortran_order False is read');
+  if (shapeMatch === undefined) throw new InputFormatError('malformed .npy header: no shape');
+  const shape = shapeMatch.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new InputFormatError(`malformed .npy shape (${shapeMatch})`);
+  const count = shape.reduce((a, b) => a * b, 1);
+  const size = descr === '<f8' ? 8 : 4;
+  if (bytes.length - dataStart !== count * size) {
+    throw new InputFormatError(`.npy data has ${bytes.length - dataStart} bytes, but shape (${shape.join(', ')}) of ${descr} needs ${count * size}`);
+  }
+  let data: NpyData;
+  if (LITTLE_ENDIAN) {
+    const copy = bytes.slice(dataStart); // own buffer at offset 0, so aligned for any element size
+    data = size === 8 ? new Float64Array(copy.buffer) : new Float32Array(copy.buffer);
+  } else {
+    data = size === 8 ? new Float64Array(count) : new Float32Array(count);
+    for (let k = 0; k < count; k++) data[k] = size === 8 ? view.getFloat64(dataStart + 8 * k, true) : view.getFloat32(dataStart + 4 * k, true);
+  }
+  return { dtype: size === 8 ? 'float64' : 'float32', shape, data };
+}

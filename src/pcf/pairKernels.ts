@@ -1,0 +1,179 @@
+/**
+ * The hot loops: integrals of one pair of PCFs, one specialised function per operation.
+ *
+ * Each function walks PCF a (breakpoints `aStart..aEnd` of `aTimes`/`aValues`) and PCF b
+ * (`bStart..bEnd` of `bTimes`/`bValues`) in time order and sums, over every rectangle
+ * [l, r) x (fv, gv) of the merged walk, `(r - l) * op(fv, gv)`; the last rectangle ends at `upper`
+ * (the dtype's largest finite float). Rectangles are visited and summed in the same order and with
+ * the same expressions as masspcf's rectangle walk (`val += (r - l) * op(rect)`).
+ *
+ * How the loop is shaped, and why (measured on V8 11 / Node 20):
+ * - The merge step is branch-free. Which PCF advances is data-dependent and mispredicts about half
+ *   the time, so instead each step turns the comparisons into 0/1 numbers (`+(ta <= tb)`, which
+ *   TurboFan compiles to a compare-and-set instead of a jump), advances both indices by them
+ *   (equal times advance both) and picks the rectangle's right edge as `ta * ai + tb * (1 - ai)`,
+ *   exact for finite times. This runs 1.5 to 2 times as fast as an if/else merge on random
+ *   breakpoints. (Two interleaved merges over the halves of the time range were slower still: the
+ *   loop is bound by instruction count, not by the index dependency.)
+ * - The current values are `aValues[i - 1]` and `bValues[j - 1]`, reloaded every step rather than
+ *   updated behind a branch.
+ * - Once one PCF runs out, a plain loop finishes the other.
+ * - Arguments are Float64Array only: one element kind keeps every load monomorphic (mixing
+ *   Float32Array in would make each load a map dispatch, ~40% slower). float32 data is widened
+ *   before it gets here (see integrate.ts).
+ * - No allocation, no closures, no Math.pow per rectangle except for non-integer or large p.
+ *
+ * Contract for every function: `aStart < aEnd`, `bStart < bEnd`, both PCFs valid (first time 0,
+ * strictly increasing times), indices inside the arrays. Nothing is checked here.
+ */
+
+/**
+ * L1 distance: the integral of |f - g| over [0, upper).
+ *
+ * @example l1Pair(ft, fv, 0, ft.length, gt, gv, 0, gt.length, Number.MAX_VALUE)
+ */
+export function l1Pair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number,
+): number {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  let sum = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const ai = +(ta <= tb);
+    const bi = +(tb <= ta);
+    const tn = ta * ai + tb * (1 - ai);
+    sum += (tn - t) * Math.abs(aValues[i - 1]! - bValues[j - 1]!);
+    t = tn;
+    i += ai;
+    j += bi;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * Math.abs(fv - gv); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * Math.abs(fv - gv); t = r; gv = bValues[j]!; }
+  return sum + (upper - t) * Math.abs(fv - gv);
+}
+
+/** L2 distance: sqrt of the integral of (f - g)^2 over [0, upper). Same contract as {@link l1Pair}. */
+export function l2Pair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number,
+): number {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  let sum = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const ai = +(ta <= tb);
+    const bi = +(tb <= ta);
+    const tn = ta * ai + tb * (1 - ai);
+    const d = aValues[i - 1]! - bValues[j - 1]!;
+    sum += (tn - t) * (d * d);
+    t = tn;
+    i += ai;
+    j += bi;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; const d = fv - gv; sum += (r - t) * (d * d); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; const d = fv - gv; sum += (r - t) * (d * d); t = r; gv = bValues[j]!; }
+  const d = fv - gv;
+  return Math.sqrt(sum + (upper - t) * (d * d));
+}
+
+/** |d|^p for an integer p >= 2 by repeated multiplication. */
+function powInt(d: number, p: number): number {
+  let w = d;
+  for (let k = 1; k < p; k++) w *= d;
+  return w;
+}
+
+/**
+ * Lp distance for an integer p >= 2: (integral of |f - g|^p)^(1/p), with |f - g|^p by repeated
+ * multiplication. Same contract as {@link l1Pair}.
+ */
+export function lpIntPair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number, p: number,
+): number {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  let sum = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const ai = +(ta <= tb);
+    const bi = +(tb <= ta);
+    const tn = ta * ai + tb * (1 - ai);
+    sum += (tn - t) * powInt(Math.abs(aValues[i - 1]! - bValues[j - 1]!), p);
+    t = tn;
+    i += ai;
+    j += bi;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * powInt(Math.abs(fv - gv), p); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * powInt(Math.abs(fv - gv), p); t = r; gv = bValues[j]!; }
+  return Math.pow(sum + (upper - t) * powInt(Math.abs(fv - gv), p), 1 / p);
+}
+
+/** Lp distance for any real p >= 1, with `Math.pow` per rectangle. Same contract as {@link l1Pair}. */
+export function lpRealPair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number, p: number,
+): number {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  let sum = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const ai = +(ta <= tb);
+    const bi = +(tb <= ta);
+    const tn = ta * ai + tb * (1 - ai);
+    sum += (tn - t) * Math.pow(Math.abs(aValues[i - 1]! - bValues[j - 1]!), p);
+    t = tn;
+    i += ai;
+    j += bi;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * Math.pow(Math.abs(fv - gv), p); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * Math.pow(Math.abs(fv - gv), p); t = r; gv = bValues[j]!; }
+  return Math.pow(sum + (upper - t) * Math.pow(Math.abs(fv - gv), p), 1 / p);
+}
+
+/** L2 inner product: the integral of f * g over [0, upper). Same contract as {@link l1Pair}. */
+export function l2InnerPair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number,
+): number {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  let sum = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const ai = +(ta <= tb);
+    const bi = +(tb <= ta);
+    const tn = ta * ai + tb * (1 - ai);
+    sum += (tn - t) * (aValues[i - 1]! * bValues[j - 1]!);
+    t = tn;
+    i += ai;
+    j += bi;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * (fv * gv); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * (fv * gv); t = r; gv = bValues[j]!; }
+  return sum + (upper - t) * (fv * gv);
+}
