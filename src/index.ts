@@ -37,3 +37,17 @@ export {
   LogicError,
 } from './core/errors.js';
 export type { PxlErrorCode } from './core/errors.js';
+
+// Pairwise PCF operations and their results.
+export { pdist, cdist, l2Kernel } from './pcf/operations.js';
+export type { PairwiseOptions, DistanceOptions, CdistOptions } from './pcf/operations.js';
+export { Pcf, integrationLimit, FLOAT32_MAX } from './pcf/pcf.js';
+export type { PcfDtype } from './pcf/pcf.js';
+export { pcfSetFrom, pcfSetFromNested, pcfAt } from './pcf/pcfSet.js';
+export type { PcfSet, PcfLike, PcfData } from './pcf/pcfSet.js';
+export { lpDistance, lpNorm, l2InnerProduct } from './pcf/distance.js';
+export { parsePcfJson, readPcfFile } from './pcf/io.js';
+export { encodeNpy, decodeNpy } from './pcf/npy.js';
+export { randomPcfs } from './pcf/random.js';
+export { DistanceMatrix, SymmetricMatrix, DenseTensor } from './blocks/index.js';
+export type { BlockProgress, FloatDType } from './blocks/index.js';

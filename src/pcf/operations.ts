@@ -1,0 +1,179 @@
+import {
+  BlockScheduler,
+  DenseTensor,
+  DenseWriter,
+  DistanceMatrix,
+  DistanceMatrixWriter,
+  maxOutputElementsFor,
+  runBlockPipeline,
+  SymmetricMatrix,
+  SymmetricMatrixWriter,
+  type BlockMode,
+  type BlockProgress,
+  type FloatDType,
+  type ResultWriter,
+  type TriangleSkipMode,
+} from '../blocks/index.js';
+import { CancelledError, OptionError } from '../core/errors.js';
+import { checkOneOf } from '../core/validate.js';
+import { createContext, type Context } from '../pxl/context.js';
+import type { Job } from '../pxl/job.js';
+import type { KernelModule } from '../pxl/kernelModule.js';
+import { L2_INNER, pcfOp, type PcfOp } from './integrate.js';
+import { PCF_DTYPES } from './pcf.js';
+import { PcfBlockOp, uploadPcfSet, type DevicePcfSet } from './pcfBlockOp.js';
+import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
+
+/** Options every pairwise operation takes. */
+export interface PairwiseOptions {
+  /** Element type of the computation and the result. Default: the input's dtype (float64 for plain arrays). */
+  dtype?: FloatDType;
+  /** Context whose MU cores run the blocks. Default: a CPU Context created for this call and destroyed after it. */
+  context?: Context;
+  /** Jobs to spread blocks over, each acting as one device. Default: one Job with every free Sub of the Context. */
+  jobs?: readonly Job[];
+  /** Stops the computation between blocks; the promise then rejects with CancelledError and nothing is returned. */
+  signal?: AbortSignal;
+  /** Called after each block's results are in place. */
+  onProgress?: (progress: BlockProgress) => void;
+  /** Blocks the output budget is split into. Default 32 per device, as masspcf does per GPU. */
+  nSplitsHint?: number;
+  /** Output scalars one block may hold. Default: from the Context's free memory, capped at 4 Mi. */
+  maxOutputElements?: number;
+  /** Floor on the block side, so each launch has rows enough for every core. Default 64. */
+  minBlockSide?: number;
+}
+
+export interface DistanceOptions extends PairwiseOptions {
+  /** Exponent of the Lp distance, >= 1. Integer p (1, 2, 3, ...) runs without a general power function. Default 1. */
+  p?: number;
+}
+
+export interface CdistOptions extends DistanceOptions {
+  /** `'distance'` (Lp, the default) or `'l2Inner'` (the L2 inner product, as l2Kernel). */
+  op?: 'distance' | 'l2Inner';
+}
+
+type PcfInput = PcfSet | readonly PcfLike[];
+
+const CPU_OUTPUT_CAP = 1 << 22;
+const DEFAULT_MIN_BLOCK_SIDE = 64;
+const moduleOf = new WeakMap<Context, Promise<KernelModule>>();
+const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './blockKernels.ts' : './blockKernels.js', import.meta.url);
+
+/**
+ * Pairwise Lp distances between the PCFs of X: the compressed lower triangle without the diagonal,
+ * entry (i, j), i > j, at i(i-1)/2 + j.
+ *
+ * @example
+ * const d = await pdist([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]]]);
+ * d.get(1, 0) // 25
+ * @throws (rejects) PcfError for an invalid PCF, OptionError for p < 1, CancelledError on abort.
+ */
+export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise<DistanceMatrix> {
+  const op = pcfOp(options.p ?? 1);
+  const set = toSet(X, options.dtype);
+  const result = new DistanceMatrix(set.count, resultDtype(set, options));
+  await run(set, set, op, 'lowerTriangle', 'lowerTriangleSkipDiag', new DistanceMatrixWriter(result), options);
+  return result;
+}
+
+/**
+ * The L2 inner-product kernel matrix of X, packed lower triangle with the diagonal: entry (i, j),
+ * i >= j, at i(i+1)/2 + j.
+ *
+ * @example (await l2Kernel([[[0, 4], [3, 0]], [[0, 2], [3, 0]]])).toSquare() // [[48, 24], [24, 12]]
+ */
+export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Promise<SymmetricMatrix> {
+  const set = toSet(X, options.dtype);
+  const result = new SymmetricMatrix(set.count, resultDtype(set, options));
+  await run(set, set, L2_INNER, 'lowerTriangle', 'lowerTriangle', new SymmetricMatrixWriter(result), options);
+  return result;
+}
+
+/**
+ * Every pair of X against Y: a dense tensor of shape [...X.shape, ...Y.shape] (multi-dimensional
+ * inputs are nested arrays of PCFs, or PcfSets with a shape).
+ */
+export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}): Promise<DenseTensor> {
+  const kind = checkOneOf('op', options.op ?? 'distance', ['distance', 'l2Inner']);
+  const op = kind === 'l2Inner' ? L2_INNER : pcfOp(options.p ?? 1);
+  const xs = toSet(X, options.dtype);
+  const ys = toSet(Y, options.dtype ?? xs.dtype);
+  if (xs.dtype !== ys.dtype) throw new OptionError(`X and Y must have the same dtype, got '${xs.dtype}' and '${ys.dtype}'; pass dtype to convert both`);
+  const result = new DenseTensor([...xs.shape, ...ys.shape], resultDtype(xs, options));
+  await run(xs, ys, op, 'full', 'none', new DenseWriter(result, ys.count), options);
+  return result;
+}
+
+function resultDtype(set: PcfSet, options: PairwiseOptions): FloatDType {
+  return options.dtype ?? set.dtype;
+}
+
+/** The input as a PcfSet of the requested dtype (validated; converted when it differs). */
+function toSet(input: PcfInput, dtype: FloatDType | undefined): PcfSet {
+  if (dtype !== undefined) checkOneOf('dtype', dtype, PCF_DTYPES);
+  if (isSet(input)) {
+    if (dtype === undefined || dtype === input.dtype) return input;
+    return pcfSetFrom(Array.from({ length: input.count }, (_, i) => pcfAt(input, i)), dtype, { shape: input.shape });
+  }
+  return pcfSetFrom(input, dtype ?? 'float64');
+}
+
+function isSet(input: PcfInput): input is PcfSet {
+  return !Array.isArray(input) && typeof (input as PcfSet).count === 'number' && (input as PcfSet).offsets instanceof Uint32Array;
+}
+
+async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip: TriangleSkipMode, writer: ResultWriter, options: PairwiseOptions): Promise<void> {
+  const signal = options.signal;
+  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
+  if (rows.count === 0 || cols.count === 0 || (mode === 'lowerTriangle' && skip === 'lowerTriangleSkipDiag' && rows.count < 2)) return;
+
+  const ctx = options.context ?? (await createContext());
+  const ownJob = options.jobs === undefined ? ctx.createJob() : undefined;
+  const jobs = options.jobs ?? [ownJob!];
+  if (jobs.length === 0) throw new OptionError('jobs must list at least one Job');
+  const uploads: DevicePcfSet[] = [];
+  try {
+    const mod = await kernelsFor(ctx);
+    for (const job of jobs) if (!job.kernelNames.includes('pcf_block')) job.load(mod);
+    const dtype = resultDtype(rows, options);
+    const bytes = dtype === 'float32' ? 4 : 8;
+    const scheduler = new BlockScheduler({
+      nRows: rows.count,
+      nCols: cols.count,
+      mode,
+      maxOutputElements: options.maxOutputElements ?? Math.max(1, Math.min(CPU_OUTPUT_CAP, maxOutputElementsFor(ctx.availableMemSize, bytes))),
+      nSplitsHint: options.nSplitsHint ?? 32 * jobs.length,
+      minBlockSide: options.minBlockSide ?? DEFAULT_MIN_BLOCK_SIDE,
+    });
+    const r = await uploadPcfSet(ctx, rows);
+    uploads.push(r);
+    const c = cols === rows ? r : await uploadPcfSet(ctx, cols);
+    if (c !== r) uploads.push(c);
+    const blockOp = new PcfBlockOp(ctx, jobs, r, c, op, skip, dtype, rows.dtype);
+    await runBlockPipeline(blockOp, scheduler, writer, {
+      skip,
+      devices: jobs.length,
+      ...(signal === undefined ? {} : { signal }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    });
+  } finally {
+    if (options.context === undefined) {
+      await ctx.destroy();
+    } else {
+      for (const u of uploads) for (const ptr of u.pointers) ctx.memFree(ptr);
+      if (ownJob !== undefined) ctx.destroyJob(ownJob);
+    }
+  }
+}
+
+function kernelsFor(ctx: Context): Promise<KernelModule> {
+  let mod = moduleOf.get(ctx);
+  if (mod === undefined) {
+    mod = ctx.createModule(kernelsUrl);
+    moduleOf.set(ctx, mod);
+    mod.catch(() => moduleOf.delete(ctx));
+  }
+  return mod;
+}
