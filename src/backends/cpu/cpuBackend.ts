@@ -131,6 +131,11 @@ export class CpuBackend implements Backend {
 
   async destroy(): Promise<void> {
     await this.#pool.close();
+    this.#dispatcher.close('the Context was destroyed while this launch was in flight');
+    for (const pending of this.#pending.values()) {
+      pending.error ??= 'the Context was destroyed';
+      pending.settle();
+    }
     this.#buffers.clear();
   }
 

@@ -1,4 +1,4 @@
-import { CoreDiedError, KernelError, type PxlError } from '../../core/errors.js';
+import { CoreDiedError, KernelError, StateError, type PxlError } from '../../core/errors.js';
 import type { LaunchArg, LaunchHandle, LaunchOutcome, LaunchRequest } from '../backend.js';
 import { encodeArgs, sameBytes } from './argsCodec.js';
 import type { CorePool } from './corePool.js';
@@ -22,6 +22,8 @@ interface Flight {
   diedError: PxlError | undefined;
   received: number;
   onReceived: (() => void) | undefined;
+  /** Progress once the launch has finished, taken before its slot and ring entries are reused. */
+  final: { issued: number; done: number } | undefined;
 }
 
 export class Dispatcher {
@@ -35,6 +37,7 @@ export class Dispatcher {
   /** Encodings made by `encode` (at execute), reused by `launch` so arguments are encoded once. */
   readonly #encoded = new WeakMap<readonly LaunchArg[], Uint8Array>();
   #argsVersion = 0;
+  #closed: PxlError | undefined;
 
   constructor(pool: CorePool, args: SharedArrayBuffer) {
     this.#pool = pool;
@@ -74,7 +77,7 @@ export class Dispatcher {
     // The HEAD stores below are the release points that publish everything written above.
     Atomics.store(ctl, sb + L.S_REMAINING, request.cores.length);
 
-    const flight: Flight = { request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined, received: 0, onReceived: undefined };
+    const flight: Flight = { request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined, received: 0, onReceived: undefined, final: undefined };
     this.#flights.set(slot, flight);
     if (request.cores.length > 0) this.#pool.hold();
     for (const plan of request.cores) {
@@ -85,6 +88,8 @@ export class Dispatcher {
       ctl[e + L.E_FIRST_BATCH] = plan.firstBatch;
       ctl[e + L.E_BATCH_STRIDE] = plan.batchStride;
       ctl[e + L.E_BATCH_COUNT] = plan.batchCount;
+      ctl[e + L.E_ISSUED] = 0;
+      ctl[e + L.E_DONE] = 0;
       Atomics.store(ctl, head, pos + 1);
       flight.positions.push(pos);
       this.#pool.ring(plan.core);
@@ -92,10 +97,12 @@ export class Dispatcher {
     return {
       done: this.#complete(flight),
       cancel: () => {
+        // Once the launch has finished, its slot may carry another Map's launch: leave it alone.
+        if (this.#flights.get(slot) !== flight) return;
         flight.cancelled = true;
         Atomics.store(ctl, sb + L.S_CANCEL, 1);
       },
-      progress: () => this.#progress(flight),
+      progress: () => flight.final ?? this.#progress(flight),
     };
   }
 
@@ -125,8 +132,15 @@ export class Dispatcher {
     const ctl = this.#ctl;
     const cb = L.coreBase(core);
     const head = Atomics.load(ctl, cb + L.C_HEAD);
+    const current = Atomics.load(ctl, cb + L.C_CURRENT);
     for (let pos = Atomics.load(ctl, cb + L.C_TAIL); pos < head; pos++) {
-      const slot = ctl[L.entryIndex(this.#pool.cores, core, pos) + L.E_SLOT]!;
+      const e = L.entryIndex(this.#pool.cores, core, pos);
+      const slot = ctl[e + L.E_SLOT]!;
+      if (pos === current) {
+        // The batches the core had started before it died, for the launch's progress.
+        ctl[e + L.E_ISSUED] = Atomics.load(ctl, cb + L.C_ISSUED);
+        ctl[e + L.E_DONE] = Atomics.load(ctl, cb + L.C_DONE);
+      }
       const flight = this.#flights.get(slot);
       const sb = L.slotBase(this.#pool.cores, slot);
       if (flight !== undefined) flight.diedError ??= new CoreDiedError(core, flight.request.kernelName, reason, { cause });
@@ -136,6 +150,21 @@ export class Dispatcher {
     }
     Atomics.store(ctl, cb + L.C_CURRENT, -1);
     Atomics.store(ctl, cb + L.C_TAIL, head);
+  }
+
+  /**
+   * The cores are gone (the Context was destroyed): every launch in flight fails with `reason`,
+   * and launches still waiting for a slot or made later are refused with it.
+   */
+  close(reason: string): void {
+    this.#closed = new StateError(reason);
+    for (const flight of this.#flights.values()) {
+      flight.diedError ??= this.#closed;
+      const remaining = L.slotBase(this.#pool.cores, flight.slot) + L.S_REMAINING;
+      Atomics.store(this.#ctl, remaining, 0);
+      Atomics.notify(this.#ctl, remaining);
+    }
+    for (const waiter of this.#waiters.splice(0)) waiter(-1);
   }
 
   #versionOf(token: object, bytes: Uint8Array): number {
@@ -167,6 +196,7 @@ export class Dispatcher {
       if (failure !== undefined) return { kind: 'failed', error: failure };
       return flight.cancelled ? { kind: 'cancelled' } : { kind: 'completed' };
     } finally {
+      flight.final = this.#progress(flight);
       this.#flights.delete(flight.slot);
       if (flight.request.cores.length > 0) this.#pool.release();
       const next = this.#waiters.shift();
@@ -183,8 +213,9 @@ export class Dispatcher {
       const cb = L.coreBase(plan.core);
       const pos = flight.positions[i]!;
       if (Atomics.load(ctl, cb + L.C_TAIL) > pos) {
-        issued += plan.batchCount;
-        done += plan.batchCount;
+        const e = L.entryIndex(this.#pool.cores, plan.core, pos);
+        issued += Atomics.load(ctl, e + L.E_ISSUED);
+        done += Atomics.load(ctl, e + L.E_DONE);
       } else if (Atomics.load(ctl, cb + L.C_CURRENT) === pos) {
         issued += Atomics.load(ctl, cb + L.C_ISSUED);
         done += Atomics.load(ctl, cb + L.C_DONE);

@@ -55,11 +55,18 @@ export const C_DONE = 5;
 export const C_SLEEPING = 6;
 
 export const RING_SIZE = 64;
-export const ENTRY_WORDS = 4;
+export const ENTRY_WORDS = 6;
 export const E_SLOT = 0;
 export const E_FIRST_BATCH = 1;
 export const E_BATCH_STRIDE = 2;
 export const E_BATCH_COUNT = 3;
+/**
+ * Batches of the entry the core started / finished, stored by the core before its TAIL store (the
+ * host zeroes them when it writes the entry and copies a dead core's live counts). A finished entry
+ * thus reports what really ran, not its planned count, after a cancel or a failure skipped batches.
+ */
+export const E_ISSUED = 4;
+export const E_DONE = 5;
 
 export const LAUNCH_SLOTS = 64;
 export const SLOT_WORDS = LINE;

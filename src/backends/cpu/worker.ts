@@ -105,9 +105,11 @@ function runEntry(pos: number): void {
     posted++;
   };
   let run: BatchRunner | undefined;
+  let issued = 0;
+  let done = 0;
   for (let k = 0; k < count; k++) {
     if (Atomics.load(ctl, sb + L.S_CANCEL) !== 0) break;
-    Atomics.store(ctl, base + L.C_ISSUED, k + 1);
+    Atomics.store(ctl, base + L.C_ISSUED, (issued = k + 1));
     const start = (first + k * stride) * batchSize;
     const end = Math.min(start + batchSize, taskCount);
     muState.taskIdx = start;
@@ -122,11 +124,13 @@ function runEntry(pos: number): void {
       Atomics.store(ctl, sb + L.S_CANCEL, 1);
       break;
     }
-    Atomics.store(ctl, base + L.C_DONE, k + 1);
+    Atomics.store(ctl, base + L.C_DONE, (done = k + 1));
   }
   // A message sent after this entry (a module's top level, a timer) belongs to no launch.
   muState.send = sendOutsideKernel;
   if (posted > 0) Atomics.add(ctl, sb + L.S_MESSAGES, posted);
+  Atomics.store(ctl, e + L.E_ISSUED, issued);
+  Atomics.store(ctl, e + L.E_DONE, done);
   Atomics.store(ctl, base + L.C_CURRENT, -1);
   Atomics.store(ctl, base + L.C_TAIL, pos + 1);
   if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
