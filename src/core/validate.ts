@@ -22,6 +22,8 @@ export function checkOneOf<T extends string>(name: string, value: unknown, allow
 export function describe(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'bigint') return `${value}n`;
+  // String(fn) is the function's whole source text: too long and beside the point in a message.
+  if (typeof value === 'function') return 'a function';
   if (value === null || typeof value !== 'object') return String(value);
   if (Array.isArray(value)) return `an array of length ${value.length}`;
   const ctor = (value as object).constructor?.name;

@@ -86,7 +86,13 @@ export class Context {
   }
 
 
+  /**
+   * One figure of the device: its topology, memory and limits (see {@link Attributes}).
+   * @throws OptionError for an unknown name, listing the valid ones; StateError once destroyed.
+   */
   getAttribute(attribute: Attribute): string | number {
+    // A destroyed device has no figures: its memory and Subs were released with it.
+    this.#alive();
     const t = this.topology;
     switch (checkOneOf('attribute', attribute, Attributes)) {
       case 'backend': return this.#backend.name;
@@ -211,6 +217,7 @@ export class Context {
 
   /** Destroys a stream: executes still waiting for room on it resolve `Result.Failure`. */
   destroyStream(stream: Stream): void {
+    this.#alive();
     if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
     stream.destroy();
   }

@@ -46,6 +46,7 @@ export class KernelMap {
   #stream: Stream | undefined;
   #status: ExecuteStatus = 'Idle';
   #pending = 0;
+  /** Executes accepted and not yet finished (waiting on the stream or running), oldest first. */
   #queued: Run[] = [];
   #handle: LaunchHandle | undefined;
   #target = 0;
@@ -140,11 +141,18 @@ export class KernelMap {
       throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`);
     }
     const run: Run = { args: toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount), cancelled: false };
+    // Arguments that cannot travel in a launch reject here; found inside the launch, they would
+    // fail the Map (terminal) after this execute had already resolved Success.
+    this.#site.backend.checkArgs(run.args);
     const stream = this.stream;
+    const before = this.#status;
     if (this.#pending++ === 0) this.#status = 'HostInit';
     this.#queued.push(run);
     if (await stream.enqueue(() => this.#run(run))) return Result.Success;
     this.#queued.splice(this.#queued.indexOf(run), 1);
+    // The stream refused this execute. If it was the Map's only work, nothing ran since it set
+    // HostInit (a run would have moved the state on), so the Map returns to where it was.
+    if (this.#pending === 1 && this.#status === 'HostInit') this.#status = before;
     this.#finish();
     return Result.Failure;
   }
@@ -169,13 +177,16 @@ export class KernelMap {
   }
 
   async #run(run: Run): Promise<void> {
-    this.#queued.splice(this.#queued.indexOf(run), 1);
+    // The run stays in #queued until it finishes, so a cancel() that comes while the launch waits
+    // for a free launch slot (before there is a handle to cancel) still marks it.
     try {
       if (run.cancelled || this.#status === 'Fail') {
         if (run.cancelled && this.#status !== 'Fail') this.#status = 'Cancelled';
         return;
       }
       this.#status = 'DeviceInit';
+      // Progress belongs to this launch from here on, not to the previous one.
+      this.#handle = undefined;
       const plan = planLaunch({ taskCount: this.taskCount, batchSize: this.#batchSize, locality: this.#locality, topology: this.#site.topology, subs: this.#site.subs() });
       this.#target = plan.batchCount;
       this.#status = 'Request';
@@ -207,6 +218,7 @@ export class KernelMap {
     } catch (err) {
       this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
     } finally {
+      this.#queued.splice(this.#queued.indexOf(run), 1);
       this.#finish();
     }
   }

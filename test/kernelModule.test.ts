@@ -1,0 +1,160 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createContext, KernelModule, KernelNotFoundError, ModuleLoadError, NDArray, OptionError, type Context } from '../src/index.js';
+
+const fixtures = new URL('./fixtures/', import.meta.url);
+const tsUrl = new URL('kernels.ts', fixtures);
+const jsUrl = new URL('jsKernels.mjs', fixtures);
+
+let ctx: Context;
+let other: Context;
+
+beforeAll(async () => {
+  [ctx, other] = await Promise.all([
+    createContext({ topology: { subs: 1, clustersPerSub: 2, coresPerCluster: 1 } }),
+    createContext({ topology: { coresPerCluster: 1 } }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([ctx?.destroy(), other?.destroy()]);
+});
+
+describe('Context.createModule', () => {
+  it('loads a TypeScript module and registers its kernels by export name, sorted', async () => {
+    const module = await ctx.createModule(tsUrl);
+    expect(module).toBeInstanceOf(KernelModule);
+    expect(module.url).toBe(tsUrl.href);
+    expect(module.kernelNames).toEqual(expect.arrayContaining(['count_tasks', 'mark_thread', 'throw_at', 'triad']));
+    expect(module.kernelNames).toEqual([...module.kernelNames].sort());
+  });
+
+  it('loads a plain JavaScript module and ignores exports that are not kernels', async () => {
+    const module = await ctx.createModule(jsUrl);
+    expect(module.kernelNames).toEqual(['js_batch_count', 'js_mark_rows']);
+  });
+
+  it('resolves a relative path against the working directory', async () => {
+    const module = await ctx.createModule('test/fixtures/jsKernels.mjs');
+    expect(module.url).toBe(pathToFileURL(resolve('test/fixtures/jsKernels.mjs')).href);
+    expect(module.kernelNames).toEqual(['js_batch_count', 'js_mark_rows']);
+  });
+
+  it('loads the module into every MU core before it resolves', async () => {
+    const module = await ctx.createModule(tsUrl);
+    const job = ctx.createJob();
+    job.load(module);
+    const counts = ctx.memAlloc(4 * 2);
+    const threads = ctx.memAlloc(4 * 2);
+    // batchSize 1 over two cores: each core runs one task.
+    const map = job.buildMap('mark_thread', 2).setBatchSize(1);
+    await map.execute(counts, threads);
+    await map.synchronize();
+    expect([...ctx.hostView(counts, 'int32')]).toEqual([1, 1]);
+    expect(new Set(ctx.hostView(threads, 'int32')).size).toBe(2);
+    ctx.destroyJob(job);
+    ctx.memFree(counts);
+    ctx.memFree(threads);
+  });
+
+  it('runs the kernels of a JavaScript module, task and batch form', async () => {
+    const job = ctx.createJob();
+    job.load(await ctx.createModule(jsUrl));
+    const rowsPtr = ctx.memAlloc(6 * 2 * 8);
+    const counts = ctx.memAlloc(6 * 4);
+    const marks = job.buildMap('js_mark_rows', 6).setBatchSize(1);
+    await marks.execute(new NDArray(rowsPtr, 'float64', [6, 2]), 10);
+    await marks.synchronize();
+    expect([...ctx.hostView(rowsPtr, 'float64')]).toEqual([0, 0, 10, 0, 20, 0, 30, 0, 40, 0, 50, 0]);
+    const batches = job.buildMap('js_batch_count', 6).setBatchSize(4);
+    await batches.execute(counts);
+    await batches.synchronize();
+    expect([...ctx.hostView(counts, 'int32')]).toEqual([1, 1, 1, 1, 1, 1]);
+    ctx.destroyJob(job);
+    ctx.memFree(rowsPtr);
+    ctx.memFree(counts);
+  });
+
+  it('rejects with ModuleLoadError carrying the import error when the module throws while loading', async () => {
+    const url = new URL('brokenModule.ts', fixtures);
+    const loading = ctx.createModule(url);
+    await expect(loading).rejects.toThrow(ModuleLoadError);
+    await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: this fixture fails to import on purpose`);
+  });
+
+  it('rejects with ModuleLoadError naming the module when the file does not exist', async () => {
+    const url = new URL('noSuchModule.ts', fixtures);
+    const loading = ctx.createModule(url);
+    await expect(loading).rejects.toThrow(ModuleLoadError);
+    await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: `);
+  });
+
+  it('keeps every core working after a module failed to load', async () => {
+    await expect(ctx.createModule(new URL('brokenModule.ts', fixtures))).rejects.toThrow(ModuleLoadError);
+    const job = ctx.createJob();
+    job.load(await ctx.createModule(tsUrl));
+    const counts = ctx.memAlloc(4 * 64);
+    const map = job.buildMap('count_tasks', 64).setBatchSize(1);
+    await map.execute(counts);
+    await map.synchronize();
+    expect([...ctx.hostView(counts, 'int32')]).toEqual(new Array(64).fill(1));
+    ctx.destroyJob(job);
+    ctx.memFree(counts);
+  });
+});
+
+describe('Job.load and buildMap', () => {
+  it('fails with KernelNotFoundError listing no kernels before any module is loaded', () => {
+    const job = ctx.createJob();
+    const build = () => job.buildMap('js_mark_rows', 1);
+    expect(build).toThrow(KernelNotFoundError);
+    expect(build).toThrow("kernel 'js_mark_rows' is not exported by the loaded modules; available kernels: (none)");
+    ctx.destroyJob(job);
+  });
+
+  it('fails with KernelNotFoundError listing the loaded kernels for a missing name', async () => {
+    const job = ctx.createJob();
+    job.load(await ctx.createModule(jsUrl));
+    let caught: unknown;
+    try {
+      job.buildMap('js_mark_row', 1);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(KernelNotFoundError);
+    const err = caught as KernelNotFoundError;
+    expect(err.message).toBe("kernel 'js_mark_row' is not exported by the loaded modules; available kernels: 'js_batch_count', 'js_mark_rows'");
+    expect(err.code).toBe('PXL_KERNEL_NOT_FOUND');
+    expect(err.kernel).toBe('js_mark_row');
+    expect(err.available).toEqual(['js_batch_count', 'js_mark_rows']);
+    expect(job.buildMap('js_mark_rows', 1).kernelName).toBe('js_mark_rows');
+    ctx.destroyJob(job);
+  });
+
+  it('lists the kernels of every loaded module together, sorted', async () => {
+    const job = ctx.createJob();
+    const ts = await ctx.createModule(tsUrl);
+    job.load(ts);
+    job.load(await ctx.createModule(jsUrl));
+    expect(job.kernelNames).toEqual([...ts.kernelNames, 'js_batch_count', 'js_mark_rows'].sort());
+    ctx.destroyJob(job);
+  });
+
+  it('refuses a second module that exports a kernel name already loaded', async () => {
+    const job = ctx.createJob();
+    const first = await ctx.createModule(jsUrl);
+    const second = await ctx.createModule(jsUrl);
+    job.load(first);
+    job.load(first);
+    expect(() => job.load(second)).toThrow(new OptionError(`load: kernel 'js_batch_count' is exported by both ${jsUrl.href} and ${jsUrl.href}; rename one of them`));
+    ctx.destroyJob(job);
+  });
+
+  it('refuses a module created by another Context', async () => {
+    const job = ctx.createJob();
+    const foreign = await other.createModule(jsUrl);
+    expect(() => job.load(foreign)).toThrow(new OptionError('load: the module was created by another Context'));
+    ctx.destroyJob(job);
+  });
+});
