@@ -167,3 +167,11 @@ describe('npy', () => {
     expect(() => decodeNpy(bytes.subarray(0, bytes.length - 1))).toThrow(new InputFormatError('.npy data has 15 bytes, but shape (2) of <f8 needs 16'));
   });
 });
+
+describe('decodeNpy on a Node Buffer', () => {
+  it('reads the values, not the header, when the bytes come from fs.readFile', async () => {
+    const { encodeNpy, decodeNpy } = await import('../src/pcf/npy.js');
+    const bytes = Buffer.from(encodeNpy(new Float64Array([1.5, -2, 3]), [3]));
+    expect(Array.from(decodeNpy(bytes).data)).toEqual([1.5, -2, 3]);
+  });
+});

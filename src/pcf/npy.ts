@@ -109,7 +109,8 @@ export function decodeNpy(bytes: Uint8Array): NpyArray {
   }
   let data: NpyData;
   if (LITTLE_ENDIAN) {
-    const copy = bytes.slice(dataStart); // own buffer at offset 0, so aligned for any element size
+    // Uint8Array.prototype.slice copies even for a Node Buffer, whose own slice() is a view.
+    const copy = Uint8Array.prototype.slice.call(bytes, dataStart); // own buffer at offset 0, aligned for any element size
     data = size === 8 ? new Float64Array(copy.buffer) : new Float32Array(copy.buffer);
   } else {
     data = size === 8 ? new Float64Array(count) : new Float32Array(count);

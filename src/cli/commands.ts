@@ -1,0 +1,214 @@
+/**
+ * The subcommands. Each one validates its options, reads its inputs, calls one pxl operation and
+ * writes the result; all computing is the library's.
+ */
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { BlockProgress } from '../blocks/blockPipeline.js';
+import type { FloatDType } from '../blocks/floatArray.js';
+import { readPcfFile } from '../pcf/io.js';
+import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
+import type { PcfSet } from '../pcf/pcfSet.js';
+import { randomPcfs } from '../pcf/random.js';
+import { checkWritable } from './atomicFile.js';
+import { MATRIX_LAYOUTS, type MatrixLayout, scipyCondensed, squareLayout } from './layouts.js';
+import { type OutputArray, type OutputFormat, outputFormatOf, writeArray, writePcfsJson } from './output.js';
+import { formatSummary, ProgressBar } from './progress.js';
+import { type CliIo, UsageError } from './terminal.js';
+
+/** What every command runs with. */
+export interface CommandEnv {
+  readonly io: CliIo;
+  /** Aborted by Ctrl-C or the caller: the command stops and writes nothing. */
+  readonly signal: AbortSignal;
+}
+
+interface CommonOptions {
+  output: string;
+  dtype: FloatDType;
+  quiet?: boolean;
+}
+
+function parseP(value: string): number {
+  const p = Number(value);
+  if (value.trim() === '' || !Number.isFinite(p) || p < 1) throw new InvalidArgumentError('p must be a number >= 1.');
+  return p;
+}
+
+function integerParser(min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}.`);
+    return n;
+  };
+}
+
+const outputOption = (): Option => new Option('-o, --output <file>', 'file to write; the extension picks the format: .npy or .json').makeOptionMandatory();
+const dtypeOption = (): Option => new Option('--dtype <dtype>', 'element type of the computation and of OUTPUT (float32 also rounds the input PCFs)').choices(['float32', 'float64']).default('float64');
+const layoutOption = (): Option => new Option('--layout <layout>', 'square: the full n x n matrix; condensed: scipy\'s condensed vector').choices(MATRIX_LAYOUTS).default('square');
+const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance, a number >= 1').default(1).argParser(parseP);
+const quietOption = (): Option => new Option('-q, --quiet', 'print neither the progress bar nor the summary line');
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** Fails fast, before reading or computing anything, on an output that cannot be written. */
+async function prepareOutput(output: string, inputs: readonly string[], allowed?: readonly OutputFormat[]): Promise<OutputFormat> {
+  const format = outputFormatOf(output, allowed);
+  if (inputs.some((input) => resolve(input) === resolve(output))) {
+    throw new UsageError(`the output ${output} is also an input; writing it would replace the input, so choose another path`);
+  }
+  await checkWritable(output);
+  return format;
+}
+
+interface PairwiseJob<T> {
+  readonly command: string;
+  readonly inputs: string;
+  readonly pairs: number;
+  readonly compute: (onProgress: ((p: BlockProgress) => void) | undefined) => Promise<T>;
+  readonly arrange: (result: T) => OutputArray;
+}
+
+/** Computes with a progress bar, writes atomically, then prints the summary line. */
+async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, job: PairwiseJob<T>): Promise<void> {
+  const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
+  const started = performance.now();
+  let result: T;
+  try {
+    result = await job.compute(bar.onProgress);
+  } finally {
+    bar.stop();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await writeArray(options.output, format, job.arrange(result), env.signal);
+  if (options.quiet !== true) {
+    env.io.stderr.write(`${formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: options.output })}\n`);
+  }
+}
+
+interface PdistOptions extends CommonOptions {
+  p: number;
+  layout: MatrixLayout;
+}
+
+async function pdistCommand(env: CommandEnv, input: string, options: PdistOptions): Promise<void> {
+  const format = await prepareOutput(options.output, [input]);
+  const set = await readPcfFile(input, { dtype: options.dtype });
+  const n = set.count;
+  await runPairwise(env, options, format, {
+    command: 'pdist',
+    inputs: plural(n, 'PCF'),
+    pairs: (n * (n - 1)) / 2,
+    compute: (onProgress) => pdist(set, { p: options.p, dtype: options.dtype, signal: env.signal, ...(onProgress && { onProgress }) }),
+    arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),
+  });
+}
+
+interface L2KernelOptions extends CommonOptions {
+  layout: MatrixLayout;
+}
+
+async function l2KernelCommand(env: CommandEnv, input: string, options: L2KernelOptions): Promise<void> {
+  if (options.layout !== 'square') {
+    throw new UsageError('l2-kernel writes only --layout square: scipy\'s condensed form drops the diagonal, which a kernel matrix needs');
+  }
+  const format = await prepareOutput(options.output, [input]);
+  const set = await readPcfFile(input, { dtype: options.dtype });
+  const n = set.count;
+  await runPairwise(env, options, format, {
+    command: 'l2-kernel',
+    inputs: plural(n, 'PCF'),
+    pairs: (n * (n + 1)) / 2,
+    compute: (onProgress) => l2Kernel(set, { dtype: options.dtype, signal: env.signal, ...(onProgress && { onProgress }) }),
+    arrange: squareLayout,
+  });
+}
+
+interface CdistCliOptions extends CommonOptions {
+  p: number;
+  op: 'distance' | 'l2-inner';
+}
+
+async function cdistCommand(env: CommandEnv, x: string, y: string, options: CdistCliOptions, command: Command): Promise<void> {
+  if (options.op === 'l2-inner' && command.getOptionValueSource('p') === 'cli') {
+    throw new UsageError('--p is the exponent of --op distance; it cannot be combined with --op l2-inner');
+  }
+  const format = await prepareOutput(options.output, [x, y]);
+  const xs = await readPcfFile(x, { dtype: options.dtype });
+  const ys: PcfSet = resolve(x) === resolve(y) ? xs : await readPcfFile(y, { dtype: options.dtype });
+  await runPairwise(env, options, format, {
+    command: 'cdist',
+    inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
+    pairs: xs.count * ys.count,
+    compute: (onProgress) => cdist(xs, ys, {
+      op: options.op === 'l2-inner' ? 'l2Inner' : 'distance',
+      p: options.p,
+      dtype: options.dtype,
+      signal: env.signal,
+      ...(onProgress && { onProgress }),
+    }),
+    arrange: (tensor) => ({ data: tensor.data, shape: tensor.shape }),
+  });
+}
+
+interface RandomOptions {
+  n: number;
+  points: number;
+  seed: number;
+  output: string;
+  quiet?: boolean;
+}
+
+async function randomPcfsCommand(env: CommandEnv, options: RandomOptions): Promise<void> {
+  await prepareOutput(options.output, [], ['json']);
+  const set = randomPcfs({ n: options.n, points: options.points, seed: options.seed, dtype: 'float64' });
+  await writePcfsJson(options.output, set, env.signal);
+  if (options.quiet !== true) {
+    env.io.stderr.write(`random-pcfs: ${plural(set.count, 'PCF')} of ${plural(options.points, 'breakpoint')} (seed ${options.seed}) -> ${options.output}\n`);
+  }
+}
+
+/** Adds pdist, cdist, l2-kernel and random-pcfs to `program`. */
+export function addCommands(program: Command, env: CommandEnv): void {
+  program.command('pdist')
+    .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
+    .argument('<input>', 'JSON file of PCFs: an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs')
+    .addOption(outputOption())
+    .addOption(pOption())
+    .addOption(dtypeOption())
+    .addOption(layoutOption())
+    .addOption(quietOption())
+    .action((input: string, options: PdistOptions) => pdistCommand(env, input, options));
+
+  program.command('cdist')
+    .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
+    .argument('<x>', 'JSON file of PCFs (nested arrays of PCFs give X a multi-dimensional shape)')
+    .argument('<y>', 'JSON file of PCFs, as X')
+    .addOption(outputOption())
+    .addOption(pOption())
+    .addOption(new Option('--op <op>', 'distance: the Lp distance; l2-inner: the L2 inner product').choices(['distance', 'l2-inner']).default('distance'))
+    .addOption(dtypeOption())
+    .addOption(quietOption())
+    .action((x: string, y: string, options: CdistCliOptions, command: Command) => cdistCommand(env, x, y, options, command));
+
+  program.command('l2-kernel')
+    .description('L2 inner products of every pair of PCFs in INPUT, diagonal included: a symmetric kernel matrix')
+    .argument('<input>', 'JSON file of PCFs, as for pdist')
+    .addOption(outputOption())
+    .addOption(dtypeOption())
+    .addOption(new Option('--layout <layout>', 'square: the full n x n matrix (condensed is refused: scipy\'s condensed form has no diagonal)').choices(MATRIX_LAYOUTS).default('square'))
+    .addOption(quietOption())
+    .action((input: string, options: L2KernelOptions) => l2KernelCommand(env, input, options));
+
+  program.command('random-pcfs')
+    .description('Seeded random PCFs as demo data: times in [0, 10), values in [0, 1), the last value 0')
+    .requiredOption('--n <n>', 'number of PCFs', integerParser(0))
+    .requiredOption('--points <m>', 'breakpoints per PCF', integerParser(1))
+    .addOption(new Option('--seed <s>', 'generator seed; the same seed gives the same PCFs everywhere').default(0).argParser(integerParser(0)))
+    .addOption(new Option('-o, --output <file>', 'JSON file to write, as {"pcfs": [...]}').makeOptionMandatory())
+    .addOption(quietOption())
+    .action((options: RandomOptions) => randomPcfsCommand(env, options));
+}

@@ -1,0 +1,88 @@
+/**
+ * The `pxl` command line: builds the commander program and runs it in-process. `bin/pxl.js` is a
+ * thin wrapper that calls {@link run} with the process's arguments and sets the exit code.
+ */
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { addCommands, type CommandEnv } from './commands.js';
+import { type CliIo, ExitCode, reportError } from './terminal.js';
+
+const EPILOG = `
+Input: a JSON file holding an array of PCFs or an object {"pcfs": [...]}; each
+PCF is an array of [t, v] pairs, one of them at t = 0. cdist also takes nested
+arrays of PCFs, which give its inputs a shape ([2, 3], ...).
+
+Output, chosen by the extension of -o:
+  .npy   a NumPy array of float64 or float32 (--dtype), for numpy.load
+  .json  nested arrays, one per axis
+pdist layouts: square is the n x n matrix with a zero diagonal; condensed is
+scipy's condensed vector: entry (i, j), i < j, at n*i - i*(i+1)/2 + (j - i - 1),
+as scipy.spatial.distance.squareform reads it.
+The output goes to a temporary file that is renamed into place when complete,
+so it is never left partial.
+
+Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled.`;
+
+function packageVersion(): string {
+  // ../../package.json from both src/cli/main.ts and dist/cli/main.js.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
+/**
+ * A fresh `pxl` program writing to `env.io`. Commander's errors are thrown (never `process.exit`),
+ * printed as `pxl: <message>`; subcommands inherit these settings because they are made first.
+ */
+export function buildProgram(env: CommandEnv): Command {
+  const { io } = env;
+  const program = new Command('pxl')
+    .description('Pairwise distances and kernels of piecewise constant functions (PCFs), on every CPU core.')
+    .version(packageVersion(), '-V, --version', 'print the version of pxl')
+    .helpOption('-h, --help', 'show help for the command')
+    .helpCommand('help [command]', 'show help for a command')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(text.replace(/^error: /, 'pxl: ')),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', EPILOG);
+  addCommands(program, env);
+  return program;
+}
+
+/**
+ * Runs the `pxl` command line with `args` (the arguments after `pxl`, as
+ * `process.argv.slice(2)`) and resolves to the exit code; it never calls `process.exit`, and it
+ * never rejects: every error is printed on `io.stderr` as one `pxl: <message>` line.
+ *
+ * @param io streams and cancellation; defaults: process.stdout, process.stderr, Ctrl-C cancels.
+ * @returns 0 on success, 1 for runtime and input errors, 2 for usage errors, 130 when cancelled.
+ * @example process.exitCode = await run(['pdist', 'pcfs.json', '-o', 'd.npy']);
+ */
+export async function run(args: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
+  const resolved: CliIo = {
+    stdout: io.stdout ?? process.stdout,
+    stderr: io.stderr ?? process.stderr,
+    ...(io.signal === undefined ? {} : { signal: io.signal }),
+    interceptSigint: io.interceptSigint ?? true,
+  };
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(io.signal?.reason);
+  if (io.signal?.aborted === true) forward();
+  else io.signal?.addEventListener('abort', forward, { once: true });
+  // The first Ctrl-C cancels: the operation stops between blocks, no output is written and the
+  // temporary file is removed. The listener is gone afterwards, so a second Ctrl-C ends the process.
+  const onSigint = (): void => controller.abort(new Error('SIGINT'));
+  if (resolved.interceptSigint === true) process.once('SIGINT', onSigint);
+  try {
+    await buildProgram({ io: resolved, signal: controller.signal }).parseAsync([...args], { from: 'user' });
+    return ExitCode.ok;
+  } catch (error) {
+    return reportError(error, resolved);
+  } finally {
+    process.off('SIGINT', onSigint);
+    io.signal?.removeEventListener('abort', forward);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Output files: the format is chosen by OUTPUT's extension, `.npy` (NumPy, little-endian float64
+ * or float32 in C order) or `.json` (nested arrays, one per axis). Both are written through
+ * {@link writeFileAtomic}, so a failed or cancelled write leaves no partial file.
+ */
+import { extname } from 'node:path';
+import type { FloatArray } from '../blocks/floatArray.js';
+import { InputFormatError } from '../core/errors.js';
+import { encodeNpy } from '../pcf/npy.js';
+import type { PcfSet } from '../pcf/pcfSet.js';
+import { writeFileAtomic, type FileSink } from './atomicFile.js';
+import { UsageError } from './terminal.js';
+
+/** A file format the CLI writes. */
+export type OutputFormat = 'npy' | 'json';
+
+const EXTENSIONS: Readonly<Record<string, OutputFormat>> = { '.npy': 'npy', '.json': 'json' };
+
+/** A result ready to write: row-major `data` with its logical `shape`. */
+export interface OutputArray {
+  readonly data: FloatArray;
+  readonly shape: readonly number[];
+}
+
+/**
+ * The format named by `path`'s extension (case-insensitive).
+ *
+ * @param allowed formats this command writes. Default: all.
+ * @throws UsageError naming the path and the supported extensions.
+ * @example outputFormatOf('dist.npy') // 'npy'
+ */
+export function outputFormatOf(path: string, allowed: readonly OutputFormat[] = ['npy', 'json']): OutputFormat {
+  const ext = extname(path).toLowerCase();
+  const format = EXTENSIONS[ext];
+  if (format === undefined || !allowed.includes(format)) {
+    const supported = allowed.map((f) => `.${f}`).join(' or ');
+    const got = ext === '' ? 'no extension' : `extension '${extname(path)}'`;
+    throw new UsageError(`cannot write ${path}: the output format is chosen by the file extension, which must be ${supported} (got ${got})`);
+  }
+  return format;
+}
+
+/** Text chunks are flushed to the file once they reach this many characters. */
+const CHUNK_CHARS = 1 << 20;
+
+/** Collects text and hands it to the sink in large chunks. */
+class ChunkedText {
+  readonly #sink: FileSink;
+  #parts: string[] = [];
+  #length = 0;
+
+  constructor(sink: FileSink) {
+    this.#sink = sink;
+  }
+
+  async add(text: string): Promise<void> {
+    this.#parts.push(text);
+    this.#length += text.length;
+    if (this.#length >= CHUNK_CHARS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.#parts.length === 0) return;
+    const chunk = this.#parts.join('');
+    this.#parts = [];
+    this.#length = 0;
+    await this.#sink.write(chunk);
+  }
+}
+
+/**
+ * The shortest decimal that reads back as the same float32: float32 results are stored widened
+ * to double, whose own shortest form would show digits float32 does not have (0.1f is
+ * 0.10000000149011612 as a double). Six significant digits always lose no float32 that has a
+ * shorter exact form, and nine always suffice.
+ */
+function float32Text(v: number): string {
+  for (let digits = 6; digits < 9; digits++) {
+    const shorter = Number(v.toPrecision(digits));
+    if (Math.fround(shorter) === v) return String(shorter);
+  }
+  return String(Number(v.toPrecision(9)));
+}
+
+function indexOf(offset: number, shape: readonly number[]): string {
+  const idx = new Array<number>(shape.length);
+  for (let axis = shape.length - 1; axis >= 0; axis--) {
+    idx[axis] = offset % shape[axis]!;
+    offset = Math.floor(offset / shape[axis]!);
+  }
+  return `[${idx.join(', ')}]`;
+}
+
+/** Writes `array` as nested JSON arrays, one innermost array per line. */
+async function writeJsonArray(path: string, array: OutputArray, sink: FileSink): Promise<void> {
+  const { data, shape } = array;
+  const text = new ChunkedText(sink);
+  const format = data instanceof Float32Array ? float32Text : String;
+  const rowLength = shape[shape.length - 1] ?? 1;
+  const row = (offset: number): string => {
+    const values = new Array<string>(rowLength);
+    for (let k = 0; k < rowLength; k++) {
+      const v = data[offset + k]!;
+      if (!Number.isFinite(v)) {
+        throw new InputFormatError(`the result holds ${v} at index ${indexOf(offset + k, shape)}, which JSON cannot represent; write an .npy file instead`, path);
+      }
+      values[k] = format(v);
+    }
+    return `[${values.join(',')}]`;
+  };
+  // Emits the sub-array at `axis` starting at element `offset`; `stride` elements per entry.
+  const emit = async (axis: number, offset: number): Promise<void> => {
+    if (axis === shape.length - 1) return text.add(row(offset));
+    const extent = shape[axis]!;
+    const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+    await text.add('[');
+    for (let k = 0; k < extent; k++) {
+      if (k > 0) await text.add(',\n');
+      await emit(axis + 1, offset + k * stride);
+    }
+    await text.add(']');
+  };
+  if (shape.length === 0) await text.add(format(data[0]!));
+  else await emit(0, 0);
+  await text.add('\n');
+  await text.flush();
+}
+
+/**
+ * Writes a result to `path` in `format`, atomically. `.npy` keeps the shape and the element type;
+ * `.json` holds nested arrays following the shape (float32 values printed with the fewest digits
+ * that read back exactly).
+ *
+ * @throws (rejects) InputFormatError when the file cannot be written, or for `.json` when the
+ *   result holds Infinity or NaN (JSON has no such numbers); CancelledError when `signal` aborts.
+ *   OUTPUT is then unchanged.
+ */
+export async function writeArray(path: string, format: OutputFormat, array: OutputArray, signal?: AbortSignal): Promise<void> {
+  await writeFileAtomic(path, async (sink) => {
+    if (format === 'npy') await sink.write(encodeNpy(array.data, array.shape));
+    else await writeJsonArray(path, array, sink);
+  }, signal);
+}
+
+/**
+ * Writes PCFs as the JSON document the readers take: `{"pcfs": [...]}`, one PCF of `[t, v]` pairs
+ * per line, atomically.
+ *
+ * @throws (rejects) as {@link writeArray}.
+ */
+export async function writePcfsJson(path: string, set: PcfSet, signal?: AbortSignal): Promise<void> {
+  const format = set.dtype === 'float32' ? float32Text : String;
+  await writeFileAtomic(path, async (sink) => {
+    const text = new ChunkedText(sink);
+    await text.add('{"pcfs": [');
+    for (let i = 0; i < set.count; i++) {
+      const pairs: string[] = [];
+      for (let k = set.offsets[i]!; k < set.offsets[i + 1]!; k++) pairs.push(`[${format(set.times[k]!)},${format(set.values[k]!)}]`);
+      await text.add(`${i > 0 ? ',' : ''}\n[${pairs.join(',')}]`);
+    }
+    await text.add('\n]}\n');
+    await text.flush();
+  }, signal);
+}

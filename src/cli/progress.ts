@@ -1,0 +1,88 @@
+/**
+ * What a command tells the user while and after it runs: a progress bar over the pairs, drawn on
+ * stderr only when stderr is a terminal, and a one-line summary at the end. `--quiet` silences both.
+ */
+import cliProgress from 'cli-progress';
+import type { BlockProgress } from '../blocks/blockPipeline.js';
+import type { CliIo } from './terminal.js';
+
+/**
+ * A progress bar that appears at the first progress report (when the total is known) and is
+ * erased by {@link ProgressBar.stop}. Inert unless enabled and stderr is a terminal.
+ */
+export class ProgressBar {
+  readonly #label: string;
+  readonly #io: CliIo;
+  readonly #enabled: boolean;
+  #bar: cliProgress.SingleBar | undefined;
+
+  /**
+   * @param label shown before the bar, e.g. the command name.
+   * @param enabled false for `--quiet`.
+   */
+  constructor(label: string, io: CliIo, enabled: boolean) {
+    this.#label = label;
+    this.#io = io;
+    this.#enabled = enabled && io.stderr.isTTY === true;
+  }
+
+  /** The progress callback to pass to a pairwise operation; undefined when no bar is drawn. */
+  get onProgress(): ((progress: BlockProgress) => void) | undefined {
+    return this.#enabled ? (progress) => this.#update(progress) : undefined;
+  }
+
+  #update(progress: BlockProgress): void {
+    if (this.#bar === undefined) {
+      this.#bar = new cliProgress.SingleBar({
+        // The bar only needs write(), isTTY and columns; an injected stream provides them.
+        stream: this.#io.stderr as unknown as NodeJS.WritableStream,
+        format: `${this.#label} [{bar}] {percentage}% | {value}/{total} pairs | ETA {eta_formatted}`,
+        hideCursor: true,
+        clearOnComplete: true,
+        // Ctrl-C is the CLI's to handle (it cancels and cleans up); the bar is stopped in finally.
+        gracefulExit: false,
+      }, cliProgress.Presets.shades_classic);
+      this.#bar.start(progress.pairsTotal, 0);
+    }
+    this.#bar.update(progress.pairsDone);
+  }
+
+  /** Erases the bar and stops its redraw timer. Safe to call more than once. */
+  stop(): void {
+    this.#bar?.stop();
+    this.#bar = undefined;
+  }
+}
+
+/** What the summary line reports. */
+export interface Summary {
+  /** The command, e.g. `'pdist'`. */
+  readonly command: string;
+  /** The inputs, e.g. `'4000 PCFs'` or `'20 x 30 PCFs'`. */
+  readonly inputs: string;
+  /** Pairs computed. */
+  readonly pairs: number;
+  /** Seconds the computation took. */
+  readonly seconds: number;
+  /** The file written. */
+  readonly output: string;
+}
+
+/** `1234567` -> `'1.23 M'`, `512` -> `'512'`: a decimal prefix and two decimals above 1000. */
+export function formatCount(value: number): string {
+  const prefixes: Array<[number, string]> = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+  for (const [scale, prefix] of prefixes) {
+    if (value >= scale) return `${(value / scale).toFixed(2)} ${prefix}`;
+  }
+  return value.toFixed(0);
+}
+
+/**
+ * The summary line, e.g.
+ * `pdist: 4000 PCFs, 7998000 pairs in 3.91 s (2.05 M pairs/s) -> out.npy`.
+ */
+export function formatSummary(s: Summary): string {
+  // A timer can read 0 for a tiny input; a microsecond floor keeps the rate finite.
+  const rate = s.pairs / Math.max(s.seconds, 1e-6);
+  return `${s.command}: ${s.inputs}, ${s.pairs} pairs in ${s.seconds.toFixed(2)} s (${formatCount(rate)} pairs/s) -> ${s.output}`;
+}

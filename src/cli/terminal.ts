@@ -1,0 +1,79 @@
+/**
+ * What the CLI talks to: two text streams and an abort signal, injectable so tests run commands
+ * in-process. Also the exit codes, and the one place that turns an error into a `pxl: ...` line.
+ */
+import { CommanderError } from 'commander';
+import { CancelledError, OptionError, PxlError } from '../core/errors.js';
+
+/** A text stream the CLI writes to; `process.stdout` and `process.stderr` qualify. */
+export interface CliStream {
+  write(text: string): unknown;
+  /** True on a terminal: only then is a progress bar drawn. */
+  readonly isTTY?: boolean;
+  /** Terminal width, for the progress bar. */
+  readonly columns?: number;
+}
+
+/** Streams and cancellation for one {@link run} of the CLI. */
+export interface CliIo {
+  /** Help and version text. Default `process.stdout`. */
+  readonly stdout: CliStream;
+  /** Progress bar, summary and error messages. Default `process.stderr`. */
+  readonly stderr: CliStream;
+  /** Aborting it cancels the running command as Ctrl-C does. Default: none. */
+  readonly signal?: AbortSignal;
+  /**
+   * Turn the first SIGINT (Ctrl-C) into a cancellation while the command runs; a second SIGINT
+   * then gets Node's default handling and ends the process. Default true.
+   */
+  readonly interceptSigint?: boolean;
+}
+
+/** Exit codes of `pxl`. */
+export const ExitCode = {
+  /** The command did what it was asked. */
+  ok: 0,
+  /** A runtime or input error: unreadable or malformed input, an unwritable output, a failed computation. */
+  failure: 1,
+  /** A usage error: unknown command or option, missing argument, bad option value. */
+  usage: 2,
+  /** Cancelled by SIGINT or the injected signal (128 + SIGINT, as shells report it). */
+  cancelled: 130,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * A usage error found by the CLI itself (an output extension it cannot write, options that do not
+ * go together): exit code 2, like commander's own usage errors.
+ */
+export class UsageError extends OptionError {}
+
+/** The exit code for an error thrown while parsing or running a command. */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  if (error instanceof CancelledError) return ExitCode.cancelled;
+  // Every option of a command comes from the command line, so an invalid one is a usage error.
+  if (error instanceof OptionError) return ExitCode.usage;
+  return ExitCode.failure;
+}
+
+/**
+ * Prints `error` as one `pxl: <message>` line on stderr (no stack: the messages of pxl's errors
+ * already say which file, which PCF and what is wrong) and returns its exit code. Commander has
+ * printed its own errors by the time they get here.
+ */
+export function reportError(error: unknown, io: CliIo): ExitCode {
+  const code = exitCodeFor(error);
+  if (error instanceof CommanderError) return code;
+  if (code === ExitCode.cancelled) {
+    io.stderr.write('pxl: cancelled\n');
+  } else if (error instanceof PxlError) {
+    io.stderr.write(`pxl: ${error.message}\n`);
+  } else {
+    // Not one of pxl's own errors: a bug or an environment failure. Say so, but stay on one line.
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    io.stderr.write(`pxl: unexpected error: ${text}\n`);
+  }
+  return code;
+}

@@ -1,0 +1,363 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
+import { referencePdist } from '../src/pcf/distance.js';
+import { readPcfFile } from '../src/pcf/io.js';
+import { decodeNpy, type NpyArray } from '../src/pcf/npy.js';
+import { Pcf } from '../src/pcf/pcf.js';
+import { randomPcfs } from '../src/pcf/random.js';
+
+/** A stream that records what is written, as a terminal or as a pipe. */
+class Capture {
+  text = '';
+  readonly columns = 100;
+  constructor(readonly isTTY: boolean, private readonly onWrite?: () => void) {}
+  write(chunk: string): boolean {
+    this.text += chunk;
+    this.onWrite?.();
+    return true;
+  }
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface PxlOptions {
+  tty?: boolean;
+  signal?: AbortSignal;
+  onStderr?: () => void;
+  sigint?: boolean;
+}
+
+async function pxl(args: string[], options: PxlOptions = {}): Promise<Ran> {
+  const stdout = new Capture(false);
+  const stderr = new Capture(options.tty ?? false, options.onStderr);
+  const code = await run(args, { stdout, stderr, interceptSigint: options.sigint ?? false, ...(options.signal && { signal: options.signal }) });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+// Known answers worked by hand. A = 10 on [0,2), 5 on [2,3); B = 5 on [0,6); C = 4 on [0,3);
+// D = 2 on [0,3). L1: |A-B| = 5*2 + 0*1 + 5*3 = 25, |A-C| = 6*2 + 1 = 13, |A-D| = 8*2 + 3 = 19,
+// |B-C| = 1*3 + 5*3 = 18, |B-D| = 3*3 + 5*3 = 24, |C-D| = 2*3 = 6. L2 inner: C.C = 48, C.D = 24,
+// D.D = 12.
+const A = [[0, 10], [2, 5], [3, 0]];
+const B = [[0, 5], [6, 0]];
+const C = [[0, 4], [3, 0]];
+const D = [[0, 2], [3, 0]];
+const SQUARE = [
+  [0, 25, 13, 19],
+  [25, 0, 18, 24],
+  [13, 18, 0, 6],
+  [19, 24, 6, 0],
+];
+// scipy's order: (0,1), (0,2), (0,3), (1,2), (1,3), (2,3).
+const CONDENSED = [25, 13, 19, 18, 24, 6];
+const SUMMARY = /^pdist: 4 PCFs, 6 pairs in \d+\.\d\d s \(\d+(\.\d\d [kMGT])? pairs\/s\) -> \S+\n$/;
+
+let dir: string;
+const at = (name: string): string => join(dir, name);
+const inputs = ['known.json', 'cd.json', 'nested.json', 'random.json', 'bad-pcf.json', 'broken.json', 'huge.json'];
+
+/** The files in the work directory besides the inputs: outputs, and any temporary file left over. */
+async function written(): Promise<string[]> {
+  return (await readdir(dir)).filter((name) => !inputs.includes(name)).sort();
+}
+
+/** Reads an output .npy; copied out of Node's pooled Buffer into an array of its own. */
+async function readNpy(name: string): Promise<NpyArray> {
+  return decodeNpy(new Uint8Array(await readFile(at(name))));
+}
+
+async function clean(): Promise<void> {
+  for (const name of await written()) await rm(at(name));
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pxl-cli-'));
+  await writeFile(at('known.json'), JSON.stringify({ pcfs: [A, B, C, D] }));
+  await writeFile(at('cd.json'), JSON.stringify([C, D]));
+  await writeFile(at('nested.json'), JSON.stringify([[A, B], [C, D]]));
+  await writeFile(at('bad-pcf.json'), JSON.stringify([C, [[1, 1], [2, 0]]]));
+  await writeFile(at('broken.json'), '{"pcfs": [[[0, 1], [2, 0]]');
+  // |2 - 0| over [0, largest double) overflows to Infinity.
+  await writeFile(at('huge.json'), JSON.stringify([[[0, 2]], [[0, 0]]]));
+});
+
+afterEach(clean);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('pxl random-pcfs', () => {
+  it('writes the same file for the same seed, holding randomPcfs of those options', async () => {
+    const first = await pxl(['random-pcfs', '--n', '12', '--points', '6', '--seed', '7', '-o', at('random.json')]);
+    expect(first).toEqual({ code: 0, stdout: '', stderr: `random-pcfs: 12 PCFs of 6 breakpoints (seed 7) -> ${at('random.json')}\n` });
+    const again = await pxl(['random-pcfs', '--n', '12', '--points', '6', '--seed', '7', '-o', at('again.json'), '--quiet']);
+    expect(again).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await readFile(at('again.json'), 'utf8')).toBe(await readFile(at('random.json'), 'utf8'));
+    await pxl(['random-pcfs', '--n', '12', '--points', '6', '--seed', '8', '-o', at('other.json'), '-q']);
+    expect(await readFile(at('other.json'), 'utf8')).not.toBe(await readFile(at('random.json'), 'utf8'));
+
+    const read = await readPcfFile(at('random.json'));
+    const expected = randomPcfs({ n: 12, points: 6, seed: 7 });
+    expect(JSON.parse(await readFile(at('random.json'), 'utf8'))).toHaveProperty('pcfs');
+    expect(read.shape).toEqual([12]);
+    expect(Array.from(read.times)).toEqual(Array.from(expected.times));
+    expect(Array.from(read.values)).toEqual(Array.from(expected.values));
+  });
+
+  it('refuses a non-JSON output and a bad count with exit code 2', async () => {
+    const ext = await pxl(['random-pcfs', '--n', '2', '--points', '2', '-o', at('r.npy')]);
+    expect(ext.code).toBe(2);
+    expect(ext.stderr).toBe(`pxl: cannot write ${at('r.npy')}: the output format is chosen by the file extension, which must be .json (got extension '.npy')\n`);
+    const n = await pxl(['random-pcfs', '--n', '-3', '--points', '2', '-o', at('r.json')]);
+    expect(n.code).toBe(2);
+    expect(n.stderr).toBe("pxl: option '--n <n>' argument '-3' is invalid. expected an integer >= 0.\n(add --help for usage)\n");
+    expect(await written()).toEqual([]);
+  });
+});
+
+describe('pxl pdist', () => {
+  it('writes the square matrix as .npy, float64 by default', async () => {
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')]);
+    expect(r.code).toBe(0);
+    const npy = await readNpy('d.npy');
+    expect(npy.dtype).toBe('float64');
+    expect(npy.shape).toEqual([4, 4]);
+    expect(Array.from(npy.data)).toEqual(SQUARE.flat());
+  });
+
+  it("writes scipy's condensed order as .npy, entry (i, j) at n*i - i*(i+1)/2 + (j - i - 1)", async () => {
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--layout', 'condensed', '--dtype', 'float32']);
+    expect(r.code).toBe(0);
+    const npy = await readNpy('d.npy');
+    expect(npy.dtype).toBe('float32');
+    expect(npy.shape).toEqual([6]);
+    expect(Array.from(npy.data)).toEqual(CONDENSED);
+    const n = 4;
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++) expect(npy.data[n * i - (i * (i + 1)) / 2 + (j - i - 1)]).toBe(SQUARE[i]![j]);
+    }
+  });
+
+  it('writes .json as an array of rows (square) or one array (condensed)', async () => {
+    expect((await pxl(['pdist', at('known.json'), '-o', at('d.json')])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('d.json'), 'utf8'))).toEqual(SQUARE);
+    expect((await pxl(['pdist', at('known.json'), '-o', at('c.json'), '--layout', 'condensed'])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('c.json'), 'utf8'))).toEqual(CONDENSED);
+  });
+
+  it('takes --p: the L2 distance of C and D is sqrt(2^2 * 3)', async () => {
+    expect((await pxl(['pdist', at('cd.json'), '-o', at('d.json'), '--p', '2'])).code).toBe(0);
+    const d = JSON.parse(await readFile(at('d.json'), 'utf8')) as number[][];
+    expect(d[0]![0]).toBe(0);
+    expect(d[1]![0]).toBeCloseTo(Math.sqrt(12), 12);
+  });
+
+  it('matches the brute-force reference on random PCFs (relative tolerance 1e-12)', async () => {
+    await pxl(['random-pcfs', '--n', '12', '--points', '6', '--seed', '7', '-o', at('random.json'), '-q']);
+    expect((await pxl(['pdist', at('random.json'), '-o', at('d.npy'), '--p', '1.5', '-q'])).code).toBe(0);
+    const npy = await readNpy('d.npy');
+    const set = randomPcfs({ n: 12, points: 6, seed: 7 });
+    const pcfs = Array.from({ length: 12 }, (_, k) => {
+      const points: Array<[number, number]> = [];
+      for (let b = set.offsets[k]!; b < set.offsets[k + 1]!; b++) points.push([set.times[b]!, set.values[b]!]);
+      return Pcf.from(points);
+    });
+    const reference = referencePdist(pcfs, 1.5).flat();
+    reference.forEach((v, k) => expect(Math.abs(npy.data[k]! - v)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(v))));
+  });
+
+  it('prints one summary line and no bar when stderr is piped', async () => {
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')]);
+    expect(r.stderr).toMatch(SUMMARY);
+    expect(r.stderr).toContain(`-> ${at('d.npy')}`);
+    expect(r.stderr).not.toContain('\x1b');
+  });
+
+  it('draws a progress bar on a terminal, then the summary', async () => {
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')], { tty: true });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('pdist [');
+    expect(r.stderr).toContain('6/6 pairs');
+    expect(r.stderr.slice(r.stderr.lastIndexOf('pdist: '))).toMatch(SUMMARY);
+  });
+
+  it('prints nothing with --quiet, on a terminal or not', async () => {
+    expect(await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--quiet'], { tty: true })).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '-q'])).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+});
+
+describe('pxl cdist and l2-kernel', () => {
+  it('cdist keeps the shape [...X.shape, ...Y.shape] in .npy and nests .json', async () => {
+    expect((await pxl(['cdist', at('nested.json'), at('cd.json'), '-o', at('c.npy'), '-q'])).code).toBe(0);
+    const npy = await readNpy('c.npy');
+    expect(npy.shape).toEqual([2, 2, 2]);
+    expect(Array.from(npy.data)).toEqual([13, 19, 18, 24, 0, 6, 6, 0]);
+    expect((await pxl(['cdist', at('nested.json'), at('cd.json'), '-o', at('c.json'), '-q'])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('c.json'), 'utf8'))).toEqual([[[13, 19], [18, 24]], [[0, 6], [6, 0]]]);
+  });
+
+  it('cdist --op l2-inner gives inner products', async () => {
+    const r = await pxl(['cdist', at('cd.json'), at('cd.json'), '-o', at('c.json'), '--op', 'l2-inner']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^cdist: 2 x 2 PCFs, 4 pairs in /);
+    expect(JSON.parse(await readFile(at('c.json'), 'utf8'))).toEqual([[48, 24], [24, 12]]);
+  });
+
+  it('l2-kernel writes the full kernel matrix, diagonal included', async () => {
+    const r = await pxl(['l2-kernel', at('cd.json'), '-o', at('k.npy')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^l2-kernel: 2 PCFs, 3 pairs in /);
+    const npy = await readNpy('k.npy');
+    expect(npy.shape).toEqual([2, 2]);
+    expect(Array.from(npy.data)).toEqual([48, 24, 24, 12]);
+    expect((await pxl(['l2-kernel', at('cd.json'), '-o', at('k.json'), '-q'])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('k.json'), 'utf8'))).toEqual([[48, 24], [24, 12]]);
+  });
+});
+
+describe('pxl errors', () => {
+  const cases: Array<{ name: string; args: () => string[]; code: number; stderr: () => string | RegExp }> = [
+    {
+      name: 'a missing input file',
+      args: () => ['pdist', at('missing.json'), '-o', at('d.npy')],
+      code: 1,
+      stderr: () => `pxl: ${at('missing.json')}: cannot read the file: ENOENT: no such file or directory, open '${at('missing.json')}'\n`,
+    },
+    {
+      name: 'malformed JSON',
+      args: () => ['pdist', at('broken.json'), '-o', at('d.npy')],
+      code: 1,
+      stderr: () => new RegExp(`^pxl: ${at('broken.json').replace(/[.\\]/g, '\\$&')}: invalid JSON: .+\n$`),
+    },
+    {
+      name: 'an invalid PCF, naming the file and the PCF',
+      args: () => ['l2-kernel', at('bad-pcf.json'), '-o', at('k.json')],
+      code: 1,
+      stderr: () => `pxl: ${at('bad-pcf.json')}: PCF 1: the first breakpoint must be at time 0, but the earliest is breakpoint 0 at time 1\n`,
+    },
+    {
+      name: 'an unknown output extension',
+      args: () => ['pdist', at('known.json'), '-o', at('d.csv')],
+      code: 2,
+      stderr: () => `pxl: cannot write ${at('d.csv')}: the output format is chosen by the file extension, which must be .npy or .json (got extension '.csv')\n`,
+    },
+    {
+      name: 'p < 1',
+      args: () => ['pdist', at('known.json'), '-o', at('d.npy'), '--p', '0.5'],
+      code: 2,
+      stderr: () => "pxl: option '--p <p>' argument '0.5' is invalid. p must be a number >= 1.\n(add --help for usage)\n",
+    },
+    {
+      name: '--p with --op l2-inner',
+      args: () => ['cdist', at('cd.json'), at('cd.json'), '-o', at('c.npy'), '--op', 'l2-inner', '--p', '2'],
+      code: 2,
+      stderr: () => 'pxl: --p is the exponent of --op distance; it cannot be combined with --op l2-inner\n',
+    },
+    {
+      name: 'l2-kernel --layout condensed',
+      args: () => ['l2-kernel', at('cd.json'), '-o', at('k.npy'), '--layout', 'condensed'],
+      code: 2,
+      stderr: () => "pxl: l2-kernel writes only --layout square: scipy's condensed form drops the diagonal, which a kernel matrix needs\n",
+    },
+    {
+      name: 'an output that is an input',
+      args: () => ['pdist', at('known.json'), '-o', at('known.json')],
+      code: 2,
+      stderr: () => `pxl: the output ${at('known.json')} is also an input; writing it would replace the input, so choose another path\n`,
+    },
+    {
+      name: 'an output directory that does not exist',
+      args: () => ['pdist', at('known.json'), '-o', at('nowhere/d.npy')],
+      code: 1,
+      stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT`),
+    },
+    {
+      name: 'a result JSON cannot hold',
+      args: () => ['pdist', at('huge.json'), '-o', at('d.json')],
+      code: 1,
+      stderr: () => `pxl: ${at('d.json')}: the result holds Infinity at index [0, 1], which JSON cannot represent; write an .npy file instead\n`,
+    },
+    { name: 'an unknown option', args: () => ['pdist', at('known.json'), '-o', at('d.npy'), '--fast'], code: 2, stderr: () => "pxl: unknown option '--fast'\n(add --help for usage)\n" },
+    { name: 'a missing -o', args: () => ['pdist', at('known.json')], code: 2, stderr: () => "pxl: required option '-o, --output <file>' not specified\n(add --help for usage)\n" },
+    { name: 'an unknown command', args: () => ['pdistt'], code: 2, stderr: () => /^pxl: unknown command 'pdistt'/ },
+  ];
+
+  for (const c of cases) {
+    it(`reports ${c.name} with exit code ${c.code} and writes nothing`, async () => {
+      const r = await pxl(c.args());
+      expect(r.code).toBe(c.code);
+      const expected = c.stderr();
+      if (typeof expected === 'string') expect(r.stderr).toBe(expected);
+      else expect(r.stderr).toMatch(expected);
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(await written()).toEqual([]);
+    });
+  }
+
+  it('with no command prints the usage on stderr and exits 2', async () => {
+    const r = await pxl([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^Usage: pxl /);
+  });
+});
+
+describe('pxl cancellation and atomic output', () => {
+  it('leaves an existing output untouched when cancelled, prints "pxl: cancelled" and exits 130', async () => {
+    await writeFile(at('d.npy'), 'old');
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')], { signal: AbortSignal.abort() });
+    expect(r).toEqual({ code: 130, stdout: '', stderr: 'pxl: cancelled\n' });
+    expect(await readFile(at('d.npy'), 'utf8')).toBe('old');
+    expect(await written()).toEqual(['d.npy']);
+  });
+
+  it('cancels mid-run (the signal aborts while the bar draws) and leaves no file', async () => {
+    const controller = new AbortController();
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')], { tty: true, signal: controller.signal, onStderr: () => controller.abort() });
+    expect(r.code).toBe(130);
+    expect(r.stderr.endsWith('pxl: cancelled\n')).toBe(true);
+    expect(await written()).toEqual([]);
+  });
+
+  it('turns SIGINT during a run into a cancellation, and stops listening afterwards', async () => {
+    const before = process.listenerCount('SIGINT');
+    // Calls only the listeners the run added, as a delivered SIGINT would: no signal is sent, so
+    // the test runner's own handlers (if any) are left alone.
+    const ctrlC = (): void => {
+      for (const listener of process.listeners('SIGINT').slice(before)) listener('SIGINT');
+    };
+    const r = await pxl(['pdist', at('known.json'), '-o', at('d.npy')], { tty: true, sigint: true, onStderr: ctrlC });
+    expect(r.code).toBe(130);
+    expect(r.stderr.endsWith('pxl: cancelled\n')).toBe(true);
+    expect(await written()).toEqual([]);
+    expect(process.listenerCount('SIGINT')).toBe(before);
+  });
+});
+
+describe('pxl --help and --version', () => {
+  it('describes each command with its defaults', async () => {
+    const top = await pxl(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('pdist [options] <input>');
+    expect(top.stdout).toContain('Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled.');
+    const pdistHelp = await pxl(['pdist', '--help']);
+    expect(pdistHelp.code).toBe(0);
+    expect(pdistHelp.stdout).toMatch(/--p <p> +exponent of the Lp distance, a number >= 1 \(default: 1\)/);
+    expect(pdistHelp.stdout.replace(/\s+/g, ' ')).toContain('(choices: "square", "condensed", default: "square")');
+    expect((await pxl(['cdist', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('(choices: "distance", "l2-inner", default: "distance")');
+    expect((await pxl(['random-pcfs', '--help'])).stdout).toContain('(default: 0)');
+  });
+
+  it('prints the package version', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await pxl(['--version'])).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+  });
+});
