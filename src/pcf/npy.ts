@@ -109,9 +109,11 @@ export function decodeNpy(bytes: Uint8Array): NpyArray {
   }
   let data: NpyData;
   if (LITTLE_ENDIAN) {
-    // Uint8Array.prototype.slice copies even for a Node Buffer, whose own slice() is a view.
-    const copy = Uint8Array.prototype.slice.call(bytes, dataStart); // own buffer at offset 0, aligned for any element size
-    data = size === 8 ? new Float64Array(copy.buffer) : new Float32Array(copy.buffer);
+    // A fresh, exactly sized buffer: aligned for any element size, whatever `bytes` is (a Node
+    // Buffer's slice() is a view into a shared pool, not a copy).
+    const copy = new Uint8Array(bytes.length - dataStart);
+    copy.set(bytes.subarray(dataStart));
+    data = size === 8 ? new Float64Array(copy.buffer, 0, count) : new Float32Array(copy.buffer, 0, count);
   } else {
     data = size === 8 ? new Float64Array(count) : new Float32Array(count);
     for (let k = 0; k < count; k++) data[k] = size === 8 ? view.getFloat64(dataStart + 8 * k, true) : view.getFloat32(dataStart + 4 * k, true);
