@@ -80,6 +80,7 @@ let rowTimes: Float64Array = new Float64Array(256);
 let rowValues: Float64Array = new Float64Array(256);
 let colTimes: Float64Array = new Float64Array(4096);
 let colValues: Float64Array = new Float64Array(4096);
+let colOffsets: Uint32Array = new Uint32Array(1024);
 
 function grown(buf: Float64Array, n: number): Float64Array {
   return buf.length >= n ? buf : new Float64Array(Math.max(n, 2 * buf.length));
@@ -104,7 +105,7 @@ function grown(buf: Float64Array, n: number): Float64Array {
 export function integrateRow(
   op: PcfOp,
   a: PcfData, row: number,
-  b: PcfData, j0: number, j1: number,
+  b: PcfData, jFirst: number, j1: number,
   out: Float64Array | Float32Array, outOffset: number,
   skip: SkipRule, rowIndexBase: number, colIndexBase: number,
   upper: number,
@@ -114,7 +115,7 @@ export function integrateRow(
     const limit = rowIndexBase + row - colIndexBase + (skip === 'skipAbove' ? 1 : 0);
     if (limit < jEnd) jEnd = limit;
   }
-  if (jEnd <= j0) return;
+  if (jEnd <= jFirst) return;
 
   let aStart = a.offsets[row]!;
   let aEnd = a.offsets[row + 1]!;
@@ -133,68 +134,79 @@ export function integrateRow(
     aEnd = n;
   }
 
-  const bo = b.offsets;
-  let base = 0;
+  let bo = b.offsets;
   let bt: Float64Array;
   let bv: Float64Array;
+  let j0 = jFirst;
+  let o = outOffset - jFirst;
   if (b.times instanceof Float64Array && b.values instanceof Float64Array) {
     bt = b.times;
     bv = b.values;
   } else {
-    base = bo[j0]!;
+    // Copy columns [jFirst, jEnd) into scratch with offsets rebased to 0, so the row loops below
+    // read one layout either way.
+    const base = bo[jFirst]!;
     const hi = bo[jEnd]!;
     bt = colTimes = grown(colTimes, hi - base);
     bv = colValues = grown(colValues, hi - base);
     bt.set(b.times.subarray(base, hi));
     bv.set(b.values.subarray(base, hi));
+    const count = jEnd - jFirst;
+    if (colOffsets.length < count + 1) colOffsets = new Uint32Array(Math.max(count + 1, 2 * colOffsets.length));
+    for (let k = 0; k <= count; k++) colOffsets[k] = bo[jFirst + k]! - base;
+    bo = colOffsets;
+    j0 = 0;
+    jEnd = count;
+    o = outOffset;
   }
 
-  const o = outOffset - j0;
-  if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper);
-  else if (op.kind === 'l2inner') rowInner(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper);
+  if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  else if (op.kind === 'l2inner') rowInner(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else {
     const p = checkP(op.p);
-    if (p === 1) rowL1(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper);
-    else if (p === 2) rowL2(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper);
-    else if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) rowLpInt(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper, p);
-    else rowLpReal(at, av, aStart, aEnd, bt, bv, bo, base, j0, jEnd, out, o, upper, p);
+    if (p === 1) rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+    else if (p === 2) rowL2(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+    else if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) rowLpInt(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper, p);
+    else rowLpReal(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper, p);
   }
 }
 
-// One loop per operation so that each calls (and can inline) exactly one pair kernel. `base` is
-// subtracted from B's offsets when B was copied into scratch; `o` = outOffset - j0.
+// One loop per operation so that each calls (and can inline) exactly one pair kernel; `o` is
+// outOffset - j0. Offsets go to the pair kernels exactly as loaded: arithmetic on a Uint32Array
+// element (such as subtracting a base) is typed as a double, and the kernels' index arithmetic
+// then runs in float64 on every step, about 20% slower (measured).
 
 function rowL1(
   at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  base: number, j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l1Pair(at, av, as, ae, bt, bv, bo[j]! - base, bo[j + 1]! - base, upper);
+  for (let j = j0; j < jEnd; j++) out[o + j] = l1Pair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }
 
 function rowL2(
   at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  base: number, j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l2Pair(at, av, as, ae, bt, bv, bo[j]! - base, bo[j + 1]! - base, upper);
+  for (let j = j0; j < jEnd; j++) out[o + j] = l2Pair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }
 
 function rowLpInt(
   at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  base: number, j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number, p: number,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number, p: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = lpIntPair(at, av, as, ae, bt, bv, bo[j]! - base, bo[j + 1]! - base, upper, p);
+  for (let j = j0; j < jEnd; j++) out[o + j] = lpIntPair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper, p);
 }
 
 function rowLpReal(
   at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  base: number, j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number, p: number,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number, p: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = lpRealPair(at, av, as, ae, bt, bv, bo[j]! - base, bo[j + 1]! - base, upper, p);
+  for (let j = j0; j < jEnd; j++) out[o + j] = lpRealPair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper, p);
 }
 
 function rowInner(
   at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  base: number, j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l2InnerPair(at, av, as, ae, bt, bv, bo[j]! - base, bo[j + 1]! - base, upper);
+  for (let j = j0; j < jEnd; j++) out[o + j] = l2InnerPair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }

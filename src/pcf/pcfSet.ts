@@ -46,8 +46,8 @@ export interface PcfSetOptions {
   shared?: boolean;
 }
 
-/** Most breakpoints a set can hold: offsets are Uint32. */
-export const MAX_SET_BREAKPOINTS = 0xffff_ffff;
+/** Most breakpoints a set can hold: offsets are Uint32, and kernels index with int32 arithmetic. */
+export const MAX_SET_BREAKPOINTS = 0x7fff_ffff;
 
 /**
  * Validates and flattens PCFs into a {@link PcfSet}. Raw breakpoint lists are sorted by time; Pcf
