@@ -2,6 +2,7 @@
 // N PCFs of 100 breakpoints (t0 = 0, other times sorted uniform on [0, 10), values uniform on
 // [0, 1), last value 0), float64, p = 1 and p = 2. Prints one JSON document.
 //   npm run bench:pdist              (builds first; PXL_BENCH_SIZES=1000,2000 to pick sizes)
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createContext, pdist, randomPcfs, integrationLimit } from 'pxl';
 import { l1Pair, l2Pair } from '../dist/pcf/pairKernels.js';
@@ -24,7 +25,7 @@ function singleThread(set, p) {
   return out;
 }
 
-const ctx = await createContext();
+const ctx = await createContext({ topology: { subs: os.availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } });
 const report = { bench: 'pdist', date: new Date().toISOString(), node: process.version, cores: ctx.getAttribute('coreCount'), points: POINTS, results: [] };
 try {
   for (const n of sizes) {

@@ -14,6 +14,7 @@ import {
   type ResultWriter,
   type TriangleSkipMode,
 } from '../blocks/index.js';
+import { availableParallelism } from 'node:os';
 import { CancelledError, OptionError } from '../core/errors.js';
 import { checkOneOf } from '../core/validate.js';
 import { createContext, type Context } from '../pxl/context.js';
@@ -28,9 +29,17 @@ import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 export interface PairwiseOptions {
   /** Element type of the computation and the result. Default: the input's dtype (float64 for plain arrays). */
   dtype?: FloatDType;
-  /** Context whose MU cores run the blocks. Default: a CPU Context created for this call and destroyed after it. */
+  /**
+   * Context whose MU cores run the blocks. Default: a CPU Context created for this call (one Sub
+   * per CPU) and destroyed after it.
+   */
   context?: Context;
-  /** Jobs to spread blocks over, each acting as one device. Default: one Job with every free Sub of the Context. */
+  /**
+   * Jobs to spread blocks over, each acting as one device that takes the next block as soon as it
+   * is free. Default: one Job per free Sub of the Context. Devices balance load block by block,
+   * while the cores of one Job split each block evenly, so one-core devices keep every core busy
+   * even when the cores run at different speeds (as shared machines' cores do).
+   */
   jobs?: readonly Job[];
   /** Stops the computation between blocks; the promise then rejects with CancelledError and nothing is returned. */
   signal?: AbortSignal;
@@ -129,10 +138,10 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
   if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
   if (rows.count === 0 || cols.count === 0 || (mode === 'lowerTriangle' && skip === 'lowerTriangleSkipDiag' && rows.count < 2)) return;
 
-  const ctx = options.context ?? (await createContext());
-  const ownJob = options.jobs === undefined ? ctx.createJob() : undefined;
-  const jobs = options.jobs ?? [ownJob!];
-  if (jobs.length === 0) throw new OptionError('jobs must list at least one Job');
+  const ctx = options.context ?? (await createContext({ topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } }));
+  const ownJobs = options.jobs === undefined ? Array.from({ length: ctx.availableSubCount }, () => ctx.createJob(1)) : [];
+  const jobs = options.jobs ?? ownJobs;
+  if (jobs.length === 0) throw new OptionError(options.jobs === undefined ? 'the Context has no free Sub to run on: destroy a Job or pass jobs' : 'jobs must list at least one Job');
   const uploads: DevicePcfSet[] = [];
   try {
     const mod = await kernelsFor(ctx);
@@ -163,7 +172,7 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
       await ctx.destroy();
     } else {
       for (const u of uploads) for (const ptr of u.pointers) ctx.memFree(ptr);
-      if (ownJob !== undefined) ctx.destroyJob(ownJob);
+      for (const job of ownJobs) ctx.destroyJob(job);
     }
   }
 }
