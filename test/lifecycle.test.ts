@@ -186,14 +186,33 @@ describe('cancel', () => {
 });
 
 describe('callbacks', () => {
-  it('calls the completion callback once per successful execute, in the Idle state', async () => {
+  it('calls the completion callback once per successful execute, in the HostFinalize state', async () => {
     const counts = alloc(4 * 10);
     const states: string[] = [];
     const map = job.buildMap('count_tasks', 10);
     map.setCompletionCallback(() => states.push(map.getExecuteStatus()));
     for (let k = 0; k < 3; k++) await map.execute(counts);
     await map.synchronize();
-    expect(states).toEqual(['Idle', 'Idle', 'Idle']);
+    expect(states).toEqual(['HostFinalize', 'HostFinalize', 'HostFinalize']);
+  });
+
+  it('stays Idle and emits a process warning when the completion callback throws', async () => {
+    const counts = alloc(4 * 4);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const map = job.buildMap('count_tasks', 4).setCompletionCallback(() => {
+        throw new Error('callback bug');
+      });
+      await map.execute(counts);
+      await map.synchronize();
+      expect(map.getExecuteStatus()).toBe('Idle');
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).toContain("completion callback of Map 'count_tasks' threw: Error: callback bug");
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('calls the error callback, not the completion callback, when a kernel throws', async () => {

@@ -205,6 +205,8 @@ export class KernelMap {
       if (run.cancelled) this.#handle.cancel();
       this.#status = 'Waiting';
       const outcome = await this.#handle.done;
+      // Device memory is the host's memory on this backend, so DeviceFinalize has nothing to copy;
+      // HostFinalize is where callbacks run, as in PXL, so a callback sees that state.
       this.#status = 'DeviceFinalize';
       this.#status = 'HostFinalize';
       if (outcome.kind === 'failed') {
@@ -212,8 +214,13 @@ export class KernelMap {
       } else if (outcome.kind === 'cancelled' || run.cancelled) {
         this.#status = 'Cancelled';
       } else {
+        try {
+          this.#onComplete?.();
+        } catch (err) {
+          // The launch itself succeeded; a faulty callback must not turn it into a failure.
+          process.emitWarning(`completion callback of Map '${this.kernelName}' threw: ${String(err)}`);
+        }
         this.#status = 'Idle';
-        this.#onComplete?.();
       }
     } catch (err) {
       this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
