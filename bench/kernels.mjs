@@ -19,16 +19,20 @@ export function empty() {}
 
 /**
  * y = a * x + y over `chunk` elements per task. `specialize` has pxl compile the sweep per binding,
- * so V8 specialises it to the bound arrays, as the raw baseline's loop is.
+ * so V8 specialises it to the bound arrays, as the raw baseline's loop is; the sweep runs once per
+ * task so that V8 optimises it as a function instead of on-stack-replacing one long loop, whose
+ * code it does not specialise (see docs/kernels.md).
  */
 export const triad = defineKernel({
   specialize: true,
   bind: (a, x, y, chunk) => {
     const xs = x.data;
     const ys = y.data;
+    const sweep = (lo, hi) => {
+      for (let i = lo; i < hi; i++) ys[i] = a * xs[i] + ys[i];
+    };
     return (first, end) => {
-      const hi = Math.min(end * chunk, ys.length);
-      for (let i = first * chunk; i < hi; i++) ys[i] = a * xs[i] + ys[i];
+      for (let t = first; t < end; t++) sweep(t * chunk, Math.min((t + 1) * chunk, ys.length));
     };
   },
 });

@@ -3,7 +3,7 @@ import { PxlError, StateError } from '../core/errors.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
-import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch } from './launchPlan.js';
+import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
 import type { Stream } from './stream.js';
 
@@ -50,6 +50,7 @@ export class KernelMap {
   #queued: Run[] = [];
   #handle: LaunchHandle | undefined;
   #target = 0;
+  #cachedPlan: { key: string; plan: LaunchPlan } | undefined;
   #error: PxlError | undefined;
   #settled: (() => void)[] = [];
   #onComplete: (() => void) | undefined;
@@ -187,7 +188,7 @@ export class KernelMap {
       this.#status = 'DeviceInit';
       // Progress belongs to this launch from here on, not to the previous one.
       this.#handle = undefined;
-      const plan = planLaunch({ taskCount: this.taskCount, batchSize: this.#batchSize, locality: this.#locality, topology: this.#site.topology, subs: this.#site.subs() });
+      const plan = this.#plan();
       this.#target = plan.batchCount;
       this.#status = 'Request';
       this.#handle = await this.#site.backend.launch({
@@ -228,6 +229,16 @@ export class KernelMap {
       this.#queued.splice(this.#queued.indexOf(run), 1);
       this.#finish();
     }
+  }
+
+  /** The launch plan, recomputed only when batch size, locality or the Job's Subs changed. */
+  #plan(): LaunchPlan {
+    const subs = this.#site.subs();
+    const key = `${this.#batchSize}/${this.#locality}/${subs.join(',')}`;
+    if (this.#cachedPlan?.key !== key) {
+      this.#cachedPlan = { key, plan: planLaunch({ taskCount: this.taskCount, batchSize: this.#batchSize, locality: this.#locality, topology: this.#site.topology, subs }) };
+    }
+    return this.#cachedPlan.plan;
   }
 
   #fail(error: PxlError): void {

@@ -92,8 +92,10 @@ export class Dispatcher {
       ctl[e + L.E_DONE] = 0;
       Atomics.store(ctl, head, pos + 1);
       flight.positions.push(pos);
-      this.#pool.ring(plan.core);
     }
+    // Wake cores only once every entry is published: a woken core can preempt this thread, and the
+    // cores woken later would then start late.
+    for (const plan of request.cores) this.#pool.ring(plan.core);
     return {
       done: this.#complete(flight),
       cancel: () => {
