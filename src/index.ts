@@ -10,6 +10,8 @@ export { Job } from './pxl/job.js';
 export { KernelMap } from './pxl/kernelMap.js';
 export { KernelModule } from './pxl/kernelModule.js';
 export { Stream, DefaultStreamLimit } from './pxl/stream.js';
+export { writeTrace } from './pxl/trace.js';
+export type { ChromeTrace, TraceEvent } from './pxl/trace.js';
 export { DevicePtr } from './pxl/devicePtr.js';
 export { NDArray } from './pxl/ndarray.js';
 export { Result } from './pxl/result.js';

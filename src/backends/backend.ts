@@ -42,6 +42,8 @@ export type LaunchArg =
     };
 
 export interface LaunchRequest {
+  /** Unique per launch; batch records of execution traces name their launch by it. */
+  readonly launchId: number;
   readonly module: number;
   readonly kernel: number;
   readonly kernelName: string;
@@ -73,6 +75,15 @@ export interface LaunchHandle {
   progress(): { issued: number; done: number };
 }
 
+/** One batch as a core ran it, for execution traces. Times are ms since the epoch. */
+export interface BatchRecord {
+  readonly launchId: number;
+  readonly core: number;
+  readonly batch: number;
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface Backend {
   readonly name: 'cpu' | 'webgpu';
   readonly topology: Topology;
@@ -94,6 +105,13 @@ export interface Backend {
    */
   checkArgs(args: readonly LaunchArg[]): void;
   launch(request: LaunchRequest): Promise<LaunchHandle>;
+  /**
+   * Starts or stops recording batch records. Off by default, and free when off: cores then run
+   * the loop without timestamps.
+   */
+  setTracing(on: boolean): void;
+  /** Batch records made since the last drain, and how many were lost to a full trace buffer. */
+  drainTrace(): { records: BatchRecord[]; dropped: number };
   /** Backend-specific figures reported by `Context.getAttribute`. */
   describe(): Record<string, string | number>;
   destroy(): Promise<void>;

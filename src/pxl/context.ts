@@ -10,6 +10,7 @@ import { Job } from './job.js';
 import { KernelModule } from './kernelModule.js';
 import { MaxTaskCount } from './launchPlan.js';
 import { DefaultStreamLimit, Stream } from './stream.js';
+import { Tracer, writeTrace, type ChromeTrace } from './trace.js';
 
 /** Options of {@link createContext}. */
 export interface ContextOptions {
@@ -21,6 +22,12 @@ export interface ContextOptions {
   memorySize?: number;
   /** Heap limit of each MU core's thread in MiB; a core that exceeds it dies and is replaced. */
   coreHeapLimitMB?: number;
+  /**
+   * Record an execution trace from the start (see `Context.startTrace`). Setting the environment
+   * variable `PXL_TRACE=trace.json` does the same for every Context and writes the trace to that
+   * file when the Context is destroyed. Default false.
+   */
+  trace?: boolean;
 }
 
 /** Figures `Context.getAttribute` reports. */
@@ -52,7 +59,10 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalmem() / 2), 0, Number.MAX_SAFE_INTEGER);
   const heap = options.coreHeapLimitMB === undefined ? undefined : checkInteger('coreHeapLimitMB', options.coreHeapLimitMB, 16, 1 << 20);
   const backend = await CpuBackend.create({ topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) });
-  return new Context(backend);
+  const traceFile = process.env.PXL_TRACE;
+  const ctx = new Context(backend, traceFile === undefined || traceFile === '' ? undefined : traceFile);
+  if (options.trace === true || ctx.traceFile !== undefined) ctx.startTrace();
+  return ctx;
 }
 
 /**
@@ -63,11 +73,16 @@ export class Context {
   readonly #backend: Backend;
   readonly #freeSubs: number[];
   readonly #jobs = new Set<Job>();
+  readonly #streams = new Set<Stream>();
+  #tracer: Tracer | undefined;
   #destroyed = false;
+  /** @internal Where PXL_TRACE asked the trace to be written at destroy. */
+  readonly traceFile: string | undefined;
 
   /** @internal */
-  constructor(backend: Backend) {
+  constructor(backend: Backend, traceFile?: string) {
     this.#backend = backend;
+    this.traceFile = traceFile;
     this.#freeSubs = Array.from({ length: backend.topology.subs }, (_, s) => s);
   }
 
@@ -194,6 +209,7 @@ export class Context {
         topology: this.topology,
         takeSubs: (n) => this.#takeSubs(n),
         returnSubs: (subs) => this.#freeSubs.push(...subs),
+        tracer: () => this.#tracer,
         alive: () => this.#alive(),
       },
       this.#takeSubs(count),
@@ -212,23 +228,60 @@ export class Context {
   /** A new stream for `KernelMap.setStream`, holding at most `limit` operations. */
   createStream(limit = DefaultStreamLimit): Stream {
     this.#alive();
-    return new Stream(this, limit);
+    const stream = new Stream(this, limit);
+    this.#streams.add(stream);
+    return stream;
   }
 
   /** Destroys a stream: executes still waiting for room on it resolve `Result.Failure`. */
   destroyStream(stream: Stream): void {
     this.#alive();
     if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
+    this.#streams.delete(stream);
     stream.destroy();
+  }
+
+  /**
+   * Starts recording an execution trace: every execute's lifecycle transitions (one track per
+   * stream) and every batch's start and end on each MU core. Off by default and free when off.
+   * @throws StateError when a trace is already being recorded.
+   */
+  startTrace(): void {
+    this.#alive();
+    if (this.#tracer !== undefined) throw new StateError('startTrace: a trace is already being recorded; stopTrace() it first');
+    this.#tracer = new Tracer(this.#backend);
+  }
+
+  /** Whether a trace is being recorded. */
+  get tracing(): boolean {
+    return this.#tracer !== undefined;
+  }
+
+  /**
+   * Stops recording and returns the trace in the Chrome Trace Event format: save it as JSON
+   * (`writeTrace`) and open it in Perfetto (ui.perfetto.dev) or chrome://tracing.
+   * @throws StateError when no trace is being recorded.
+   */
+  stopTrace(): ChromeTrace {
+    this.#alive();
+    const tracer = this.#tracer;
+    if (tracer === undefined) throw new StateError('stopTrace: no trace is being recorded; call startTrace() first');
+    this.#tracer = undefined;
+    return tracer.finish();
   }
 
   /** Stops every MU core and releases device memory. The Context cannot be used afterwards. */
   async destroy(): Promise<void> {
     if (this.#destroyed) return;
+    const trace = this.#tracer?.finish();
+    this.#tracer = undefined;
     this.#destroyed = true;
     for (const job of this.#jobs) job.release();
+    for (const stream of this.#streams) stream.destroy();
     this.#jobs.clear();
+    this.#streams.clear();
     await this.#backend.destroy();
+    if (trace !== undefined && this.traceFile !== undefined) await writeTrace(this.traceFile, trace);
   }
 
   #takeSubs(count: number): number[] {

@@ -5,6 +5,9 @@ import type { Topology } from '../core/topology.js';
 import { KernelMap } from './kernelMap.js';
 import type { KernelModule } from './kernelModule.js';
 import { Stream } from './stream.js';
+import type { Tracer } from './trace.js';
+
+let nextJobId = 1;
 
 /** @internal What a Job needs from its Context. */
 export interface JobSite {
@@ -13,6 +16,7 @@ export interface JobSite {
   readonly topology: Topology;
   takeSubs(count: number): number[];
   returnSubs(subs: readonly number[]): void;
+  tracer(): Tracer | undefined;
   alive(): void;
 }
 
@@ -31,7 +35,7 @@ export class Job {
   constructor(site: JobSite, subs: number[]) {
     this.#site = site;
     this.#subs = subs;
-    this.#stream = new Stream(site.owner);
+    this.#stream = new Stream(site.owner, undefined, `default stream of Job ${nextJobId++}`);
   }
 
   /** Sub ids this Job owns, in the order it acquired them. */
@@ -89,6 +93,7 @@ export class Job {
             topology: this.#site.topology,
             subs: () => this.#subs,
             defaultStream: () => this.#stream,
+            tracer: () => this.#site.tracer(),
             alive: () => this.#alive(),
           },
           name,

@@ -6,6 +6,7 @@ import { toLaunchArgs, type KernelArg } from './arguments.js';
 import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
 import type { Stream } from './stream.js';
+import type { TracedExecute, Tracer } from './trace.js';
 
 /** @internal What a Map needs from its Job. */
 export interface MapSite {
@@ -14,15 +15,19 @@ export interface MapSite {
   readonly topology: Topology;
   subs(): readonly number[];
   defaultStream(): Stream;
+  tracer(): Tracer | undefined;
   alive(): void;
 }
 
 interface Run {
   readonly args: readonly LaunchArg[];
   cancelled: boolean;
+  /** Present only while the Context records an execution trace. */
+  readonly trace: TracedExecute | undefined;
 }
 
 let nextMapId = 1;
+let nextLaunchId = 1;
 
 /**
  * A Map: one kernel bound to a taskCount, launched over the MU cores of its Job with `execute`.
@@ -141,11 +146,13 @@ export class KernelMap {
     if (this.#status === 'Fail') {
       throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`);
     }
-    const run: Run = { args: toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount), cancelled: false };
+    const launchArgs = toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount);
     // Arguments that cannot travel in a launch reject here; found inside the launch, they would
     // fail the Map (terminal) after this execute had already resolved Success.
-    this.#site.backend.checkArgs(run.args);
+    this.#site.backend.checkArgs(launchArgs);
     const stream = this.stream;
+    const run: Run = { args: launchArgs, cancelled: false, trace: this.#site.tracer()?.execute(this.kernelName, stream.id, stream.label) };
+    run.trace?.state('HostInit');
     const before = this.#status;
     if (this.#pending++ === 0) this.#status = 'HostInit';
     this.#queued.push(run);
@@ -154,6 +161,7 @@ export class KernelMap {
     // The stream refused this execute. If it was the Map's only work, nothing ran since it set
     // HostInit (a run would have moved the state on), so the Map returns to where it was.
     if (this.#pending === 1 && this.#status === 'HostInit') this.#status = before;
+    run.trace?.end('Cancelled');
     this.#finish();
     return Result.Failure;
   }
@@ -180,18 +188,25 @@ export class KernelMap {
   async #run(run: Run): Promise<void> {
     // The run stays in #queued until it finishes, so a cancel() that comes while the launch waits
     // for a free launch slot (before there is a handle to cancel) still marks it.
+    const step = (state: ExecuteStatus): void => {
+      this.#status = state;
+      run.trace?.state(state);
+    };
     try {
       if (run.cancelled || this.#status === 'Fail') {
         if (run.cancelled && this.#status !== 'Fail') this.#status = 'Cancelled';
         return;
       }
-      this.#status = 'DeviceInit';
+      step('DeviceInit');
       // Progress belongs to this launch from here on, not to the previous one.
       this.#handle = undefined;
       const plan = this.#plan();
       this.#target = plan.batchCount;
-      this.#status = 'Request';
+      step('Request');
+      const launchId = nextLaunchId++;
+      run.trace?.launched(launchId, this.taskCount, this.#batchSize);
       this.#handle = await this.#site.backend.launch({
+        launchId,
         module: this.#module,
         kernel: this.#kernel,
         kernelName: this.kernelName,
@@ -204,12 +219,12 @@ export class KernelMap {
         onMessage: (m) => this.#onMessage?.(m),
       });
       if (run.cancelled) this.#handle.cancel();
-      this.#status = 'Waiting';
+      step('Waiting');
       const outcome = await this.#handle.done;
       // Device memory is the host's memory on this backend, so DeviceFinalize has nothing to copy;
       // HostFinalize is where callbacks run, as in PXL, so a callback sees that state.
-      this.#status = 'DeviceFinalize';
-      this.#status = 'HostFinalize';
+      step('DeviceFinalize');
+      step('HostFinalize');
       if (outcome.kind === 'failed') {
         this.#fail(outcome.error);
       } else if (outcome.kind === 'cancelled' || run.cancelled) {
@@ -227,6 +242,7 @@ export class KernelMap {
       this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
     } finally {
       this.#queued.splice(this.#queued.indexOf(run), 1);
+      run.trace?.end(run.cancelled && this.#status !== 'Fail' ? 'Cancelled' : this.#status);
       this.#finish();
     }
   }

@@ -12,8 +12,14 @@ export type StreamOp = () => Promise<void>;
  * operations (waiting or running); `enqueue` resolves `false` only if the stream is destroyed
  * while the caller waits for room.
  */
+let nextStreamId = 1;
+
 export class Stream {
   readonly limit: number;
+  /** Unique per process; the stream's track in execution traces. */
+  readonly id = nextStreamId++;
+  /** What traces call this stream. */
+  readonly label: string;
   /** @internal */ readonly owner: object;
   readonly #queue: StreamOp[] = [];
   readonly #waitingForRoom: ((accepted: boolean) => void)[] = [];
@@ -22,8 +28,9 @@ export class Stream {
   #destroyed = false;
 
   /** @internal */
-  constructor(owner: object, limit = DefaultStreamLimit) {
+  constructor(owner: object, limit = DefaultStreamLimit, label?: string) {
     this.owner = owner;
+    this.label = label ?? `stream ${this.id}`;
     this.limit = checkInteger('stream limit', limit, 1, 1 << 20);
   }
 

@@ -43,6 +43,8 @@ export class CorePool {
   readonly #modules: { id: number; url: string }[] = [];
   readonly #buffers = new Map<number, SharedArrayBuffer>();
   readonly #cores: Core[] = [];
+  /** The trace ring while tracing is on, handed to replacement cores too. */
+  #trace: HostToCore | undefined;
   #closing = false;
   #refs = 0;
 
@@ -67,6 +69,7 @@ export class CorePool {
   broadcast(msg: HostToCore): void {
     if (msg.type === 'buffer') this.#buffers.set(msg.id, msg.sab);
     else if (msg.type === 'free') this.#buffers.delete(msg.id);
+    else if (msg.type === 'trace') this.#trace = msg.sab === null ? undefined : msg;
     else this.#modules.push({ id: msg.id, url: msg.url });
     for (const c of this.#cores) c.port.postMessage(msg);
     Atomics.add(this.ctl, L.H_EPOCH, 1);
@@ -131,6 +134,8 @@ export class CorePool {
       });
     });
     ready.catch(() => undefined);
+    // Drained at the core's first EPOCH check, which a new core always makes.
+    if (this.#trace !== undefined) port1.postMessage(this.#trace);
     worker.on('exit', (code) => {
       if (this.#closing) return;
       const oom = (lastError as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';

@@ -1,7 +1,7 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import { ModuleLoadError, OutOfMemoryError, invariant } from '../../core/errors.js';
 import { totalCores, type Topology } from '../../core/topology.js';
-import type { Backend, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
 import { CorePool } from './corePool.js';
 import { Dispatcher } from './dispatcher.js';
 import * as L from './layout.js';
@@ -34,6 +34,7 @@ export class CpuBackend implements Backend {
   readonly #buffers = new Map<number, SharedArrayBuffer>();
   readonly #pending = new Map<number, PendingModule>();
   #allocated = 0;
+  #trace: { ring: Float64Array; capacity: number; drained: number[] } | undefined;
   #nextBuffer = 1;
   #nextModule = 1;
 
@@ -123,6 +124,46 @@ export class CpuBackend implements Backend {
 
   launch(request: LaunchRequest): Promise<LaunchHandle> {
     return this.#dispatcher.launch(request);
+  }
+
+  setTracing(on: boolean): void {
+    if (on === (this.#trace !== undefined)) return;
+    const cores = this.#pool.cores;
+    if (on) {
+      // Records per core: enough for a launch's batches between drains, within 64 MiB in all.
+      const capacity = Math.max(1024, Math.min(1 << 16, Math.floor((1 << 21) / cores)));
+      const sab = new SharedArrayBuffer(cores * capacity * L.TRACE_RECORD * 8);
+      this.#trace = { ring: new Float64Array(sab), capacity, drained: new Array<number>(cores).fill(0) };
+      this.#pool.broadcast({ type: 'trace', sab, capacity });
+      Atomics.store(this.#pool.ctl, L.H_TRACE, 1);
+    } else {
+      Atomics.store(this.#pool.ctl, L.H_TRACE, 0);
+      this.#trace = undefined;
+      this.#pool.broadcast({ type: 'trace', sab: null, capacity: 0 });
+    }
+  }
+
+  drainTrace(): { records: BatchRecord[]; dropped: number } {
+    const trace = this.#trace;
+    const records: BatchRecord[] = [];
+    let dropped = 0;
+    if (trace === undefined) return { records, dropped };
+    const { ring, capacity, drained } = trace;
+    for (let core = 0; core < this.#pool.cores; core++) {
+      const count = Atomics.load(this.#pool.ctl, L.coreBase(core) + L.C_TRACE_COUNT);
+      let from = drained[core]!;
+      if (count < from) from = 0; // the core restarted its ring (a replacement core)
+      if (count - from > capacity) {
+        dropped += count - from - capacity;
+        from = count - capacity;
+      }
+      for (let k = from; k < count; k++) {
+        const at = (core * capacity + (k % capacity)) * L.TRACE_RECORD;
+        records.push({ launchId: ring[at]!, core, batch: ring[at + 1]!, start: ring[at + 2]!, end: ring[at + 3]! });
+      }
+      drained[core] = count;
+    }
+    return { records, dropped };
   }
 
   describe(): Record<string, string | number> {

@@ -70,6 +70,7 @@ export class Dispatcher {
     ctl[sb + L.S_MAP_ID] = request.mapId;
     ctl[sb + L.S_ARGS_VERSION] = this.#versionOf(request.mapToken, bytes);
     ctl[sb + L.S_ARGS_LENGTH] = bytes.length;
+    ctl[sb + L.S_LAUNCH_ID] = request.launchId;
     this.#args.set(bytes, slot * L.ARGS_CAPACITY);
     ctl[sb + L.S_CANCEL] = 0;
     ctl[sb + L.S_FAILED] = L.FAILED_NONE;

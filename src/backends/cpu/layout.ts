@@ -33,6 +33,12 @@
  *
  * - CANCEL is set by the host (cancel) or by a core whose kernel threw; cores read it before each
  *   batch, so unissued batches are skipped and batches in flight drain.
+ *
+ * - Tracing: when the host turns it on, it posts each core a trace buffer (TRACE_RECORD float64s
+ *   per record, a ring of `capacity` records per core), then sets H_TRACE. A core that sees H_TRACE
+ *   at the start of an entry runs that entry's batches with timestamps and appends one record per
+ *   batch, then publishes the count with `Atomics.store(TRACE_COUNT)`. The host drains records
+ *   from its last count up to TRACE_COUNT; a ring that wrapped in between lost the oldest ones.
  */
 
 export const LINE = 16; // words per 64-byte line
@@ -40,6 +46,8 @@ export const LINE = 16; // words per 64-byte line
 // Header line.
 export const H_EPOCH = 0;
 export const H_SHUTDOWN = 1;
+/** 1 while execution tracing is on. */
+export const H_TRACE = 2;
 
 // Per-core line: base = CORE_BASE + core * LINE.
 export const CORE_BASE = LINE;
@@ -53,6 +61,11 @@ export const C_ISSUED = 4;
 export const C_DONE = 5;
 /** 1 while the core is (about to be) blocked in Atomics.wait. Written by the core only. */
 export const C_SLEEPING = 6;
+/** Batch records this core has written to its trace ring since tracing last started. */
+export const C_TRACE_COUNT = 7;
+
+/** Float64s per trace record: launch id, batch, start, end (ms since the epoch). */
+export const TRACE_RECORD = 4;
 
 export const RING_SIZE = 64;
 export const ENTRY_WORDS = 6;
@@ -78,6 +91,7 @@ export const S_BATCH_SIZE = 4;
 export const S_MAP_ID = 5;
 export const S_ARGS_VERSION = 6;
 export const S_ARGS_LENGTH = 7;
+export const S_LAUNCH_ID = 8;
 // Hot words written by cores; kept on their own line.
 export const S_REMAINING = LINE + 0;
 export const S_CANCEL = LINE + 1;

@@ -5,7 +5,9 @@ import type { KernelInfo } from '../backend.js';
 export type HostToCore =
   | { readonly type: 'buffer'; readonly id: number; readonly sab: SharedArrayBuffer }
   | { readonly type: 'free'; readonly id: number }
-  | { readonly type: 'module'; readonly id: number; readonly url: string };
+  | { readonly type: 'module'; readonly id: number; readonly url: string }
+  /** A trace ring for every core (each core uses its own part), or null when tracing stops. */
+  | { readonly type: 'trace'; readonly sab: SharedArrayBuffer | null; readonly capacity: number };
 
 /** Messages a core posts to the host (worker `parentPort`). */
 export type CoreToHost =

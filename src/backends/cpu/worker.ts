@@ -52,6 +52,7 @@ async function drain(): Promise<void> {
     const msg = m.message as HostToCore;
     if (msg.type === 'buffer') buffers.set(msg.id, msg.sab);
     else if (msg.type === 'free') buffers.delete(msg.id);
+    else if (msg.type === 'trace') setTraceRing(msg.sab, msg.capacity);
     else if (!modules.has(msg.id)) {
       try {
         post({ type: 'module', id: msg.id, kernels: await loadModule(msg.id, msg.url) });
@@ -84,6 +85,29 @@ function runnerFor(sb: number, taskCount: number): BatchRunner {
   return run;
 }
 
+/** This core's part of the trace buffer while tracing is on. */
+let traceRing: Float64Array | undefined;
+let traceCapacity = 0;
+let traceCount = 0;
+
+function setTraceRing(sab: SharedArrayBuffer | null, capacity: number): void {
+  traceRing = sab === null ? undefined : new Float64Array(sab, init.core * capacity * L.TRACE_RECORD * 8, capacity * L.TRACE_RECORD);
+  traceCapacity = capacity;
+  traceCount = 0;
+  Atomics.store(ctl, base + L.C_TRACE_COUNT, 0);
+}
+
+function traceBatch(ring: Float64Array, launchId: number, batch: number, start: number, end: number): void {
+  const at = (traceCount % traceCapacity) * L.TRACE_RECORD;
+  ring[at] = launchId;
+  ring[at + 1] = batch;
+  ring[at + 2] = start;
+  ring[at + 3] = end;
+  Atomics.store(ctl, base + L.C_TRACE_COUNT, ++traceCount);
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
 function runEntry(pos: number): void {
   const e = L.entryIndex(init.cores, init.core, pos);
   const slot = ctl[e + L.E_SLOT]!;
@@ -107,15 +131,21 @@ function runEntry(pos: number): void {
   let run: BatchRunner | undefined;
   let issued = 0;
   let done = 0;
+  // Decided once per entry: with tracing off the loop takes no timestamps.
+  const ring = Atomics.load(ctl, L.H_TRACE) !== 0 ? traceRing : undefined;
+  const launchId = ctl[sb + L.S_LAUNCH_ID]!;
   for (let k = 0; k < count; k++) {
     if (Atomics.load(ctl, sb + L.S_CANCEL) !== 0) break;
     Atomics.store(ctl, base + L.C_ISSUED, (issued = k + 1));
-    const start = (first + k * stride) * batchSize;
+    const batch = first + k * stride;
+    const start = batch * batchSize;
     const end = Math.min(start + batchSize, taskCount);
     muState.taskIdx = start;
+    const t0 = ring === undefined ? 0 : now();
     try {
       run ??= runnerFor(sb, taskCount);
       run(start, end);
+      if (ring !== undefined) traceBatch(ring, launchId, batch, t0, now());
     } catch (err) {
       const x = err instanceof Error ? err : new Error(String(err));
       post({ type: 'kernelError', slot, generation, taskIdx: muState.taskIdx, message: x.message, ...(x.stack === undefined ? {} : { stack: x.stack }) });
