@@ -237,3 +237,25 @@ describe('argument types', () => {
     expectTypeOf<KernelMap['execute']>().returns.resolves.toEqualTypeOf<Result>();
   });
 });
+
+describe('specialised batch kernels', () => {
+  it('compute with a self-contained bind, rebinding fresh for new arguments', async () => {
+    const ptr = ctx.memAlloc(8 * 16);
+    const map = job.buildMap('specialized_scale', 16).setBatchSize(4);
+    await map.execute(ptr, 3);
+    await map.synchronize();
+    expect(Array.from(ctx.hostView(ptr, 'float64'))).toEqual(Array.from({ length: 16 }, (_, t) => 3 * t));
+    await map.execute(ptr, 5);
+    await map.synchronize();
+    expect(ctx.hostView(ptr, 'float64')[15]).toBe(75);
+    ctx.memFree(ptr);
+  });
+
+  it('fail with a message that says why when bind uses a name from its module', async () => {
+    const ptr = ctx.memAlloc(8 * 4);
+    const map = job.buildMap('specialized_uses_module_scope', 4);
+    await map.execute(ptr);
+    await expect(map.synchronize()).rejects.toThrow(/MODULE_SCALE is not defined: this batch kernel is declared with specialize: true/);
+    ctx.memFree(ptr);
+  });
+});

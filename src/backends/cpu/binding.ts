@@ -36,9 +36,15 @@ export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[]
 
   if (kernelForm(kernel) === 'batch') {
     const { bind, specialize } = kernel as unknown as { bind: (...a: unknown[]) => BatchRunner; specialize?: boolean };
-    const inner = (specialize === true ? recompile(bind) : bind)(...values);
+    let inner: BatchRunner;
+    try {
+      inner = specialize === true ? recompile(bind)(...values) : bind(...values);
+    } catch (err) {
+      throw specialize === true ? explain(err) : err;
+    }
     if (typeof inner !== 'function') throw new TypeError('a batch kernel\'s bind() must return a function (firstTask, endTask) => void');
-    return compile(['state', 'inner'], 'state.taskIdx = first; inner(first, end);', [muState, inner]);
+    if (specialize !== true) return compile(['state', 'inner'], 'state.taskIdx = first; inner(first, end);', [muState, inner]);
+    return compile(['state', 'inner', 'explain'], 'state.taskIdx = first; try { inner(first, end); } catch (e) { throw explain(e); }', [muState, inner, explain]);
   }
 
   const params = values.map((_, i) => `a${i}`);
@@ -52,6 +58,15 @@ export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[]
 function compile(names: string[], body: string, bound: unknown[]): BatchRunner {
   const factory = new Function(...names, `// pxl binding ${serial++}\nreturn function run(first, end) { ${body} };`) as (...a: unknown[]) => BatchRunner;
   return factory(...bound);
+}
+
+/**
+ * A specialised kernel's code was recompiled away from its module, so module-scope names do not
+ * exist there: a ReferenceError gets a message that says so. Other errors pass unchanged.
+ */
+function explain(err: unknown): unknown {
+  if (!(err instanceof ReferenceError)) return err;
+  return new ReferenceError(`${err.message}: this batch kernel is declared with specialize: true, so its bind() is recompiled from its source text and cannot use names from its module (imports, top-level constants); pass them as arguments or drop specialize`);
 }
 
 /**
