@@ -204,3 +204,213 @@ describe('Context.destroyStream', () => {
     expect(foreign.destroyed).toBe(false);
   });
 });
+
+/** A log_launch Map's log for `launches` entries (see fixtures/kernels.ts) and its counts. */
+function launchLog(launches: number, tasks: number) {
+  const log = alloc(4 * (1 + launches));
+  const counts = alloc(4 * tasks);
+  return {
+    log,
+    counts,
+    /** Launch numbers in the order task 0 of each launch ran. */
+    entries: () => {
+      const view = ctx.hostView(log, 'int32');
+      return [...view.subarray(1, 1 + view[0]!)];
+    },
+    seen: () => [...ctx.hostView(counts, 'int32')],
+  };
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+describe('enqueue order', () => {
+  // More launches than a stream holds, so the later ones also wait for room before they enqueue.
+  const launches = DefaultStreamLimit + 36;
+
+  it('runs many executes of different Maps on a Job\'s default stream in the order they were issued', async () => {
+    const { log, counts, entries, seen } = launchLog(launches, 3);
+    const maps = [1, 2, 3, 1, 2].map((tasks) => jobA.buildMap('log_launch', tasks));
+    const results: Promise<Result>[] = [];
+    for (let k = 0; k < launches; k++) results.push(maps[k % maps.length]!.execute(log, counts, k, -1));
+    expect(new Set(await Promise.all(results))).toEqual(new Set([Result.Success]));
+    await Promise.all(maps.map((m) => m.synchronize()));
+    expect(entries()).toEqual(range(launches));
+    expect(seen()[0]).toBe(launches);
+    expect(jobA.defaultStream.inFlight).toBe(0);
+  });
+
+  it('runs many executes of Maps on different Jobs sharing one stream in the order they were issued', async () => {
+    const { log, counts, entries } = launchLog(launches, 2);
+    const stream = ctx.createStream();
+    const maps = [jobA, jobB, jobB, jobA].map((job, i) => job.buildMap('log_launch', 1 + (i % 2)).setStream(stream));
+    const results: Promise<Result>[] = [];
+    for (let k = 0; k < launches; k++) results.push(maps[k % maps.length]!.execute(log, counts, k, -1));
+    expect(new Set(await Promise.all(results))).toEqual(new Set([Result.Success]));
+    await Promise.all(maps.map((m) => m.synchronize()));
+    expect(entries()).toEqual(range(launches));
+  });
+
+  it('keeps executes that wait for room in call order, even against an execute issued as a slot frees', async () => {
+    // The stream holds one launch, held at its gate; A then C wait for room. B is issued from the
+    // callback that runs as soon as the held launch finishes, just before its slot is handed on:
+    // it must still queue behind A and C.
+    const blocked = gatedMap(jobA);
+    const stream = ctx.createStream(1);
+    blocked.map.setStream(stream);
+    const { log, counts, entries } = launchLog(3, 1);
+    const [a, b, c] = [0, 1, 2].map(() => jobB.buildMap('log_launch', 1).setStream(stream));
+    await blocked.map.execute(...blocked.args);
+    await waitForStarted(blocked.gates, 1);
+    const waitingA = a!.execute(log, counts, 1, -1);
+    const waitingC = c!.execute(log, counts, 2, -1);
+    const lateB = blocked.map.synchronize().then(() => b!.execute(log, counts, 3, -1));
+    openAllGates(blocked.gates);
+    expect(await Promise.all([waitingA, waitingC, lateB])).toEqual([Result.Success, Result.Success, Result.Success]);
+    await Promise.all([a, b, c].map((m) => m!.synchronize()));
+    expect(entries()).toEqual([1, 2, 3]);
+  });
+});
+
+describe('in-flight limit', () => {
+  it('keeps the (limit + 1)-th execute pending until the oldest launch finishes and frees its slot', async () => {
+    const limit = 3;
+    const stream = ctx.createStream(limit);
+    const first = gatedMap(jobA);
+    const second = gatedMap(jobA);
+    const counted = countingMap(jobA);
+    for (const m of [first.map, second.map, counted.map]) m.setStream(stream);
+
+    expect(await first.map.execute(...first.args)).toBe(Result.Success);
+    await waitForStarted(first.gates, 1);
+    expect(await second.map.execute(...second.args)).toBe(Result.Success);
+    expect(await counted.map.execute(counted.counts)).toBe(Result.Success);
+    expect(stream.inFlight).toBe(limit);
+
+    let accepted = false;
+    const extra = counted.map.execute(counted.counts).then((r) => {
+      accepted = true;
+      return r;
+    });
+    // A whole launch on the other Job runs meanwhile (many turns of the event loop, wake-ups from
+    // the cores): the first launch still holds its core at the gate, so no slot can free.
+    const bystander = countingMap(jobB);
+    await bystander.map.execute(bystander.counts);
+    await bystander.map.synchronize();
+    expect(bystander.seen()).toEqual([1, 1, 1, 1]);
+    expect(accepted).toBe(false);
+    expect(stream.inFlight).toBe(limit);
+
+    openAllGates(first.gates);
+    expect(await extra).toBe(Result.Success);
+    expect(accepted).toBe(true);
+    // One slot freed, not the whole queue: the second launch now holds the core at its gate.
+    await waitForStarted(second.gates, 1);
+    expect(stream.inFlight).toBe(limit);
+    expect(counted.seen()).toEqual([0, 0, 0, 0]);
+    openAllGates(second.gates);
+    await Promise.all([first.map.synchronize(), second.map.synchronize(), counted.map.synchronize()]);
+    expect(counted.seen()).toEqual([2, 2, 2, 2]);
+    expect([first.ran(), second.ran()]).toEqual([1, 1]);
+    expect(stream.inFlight).toBe(0);
+  });
+
+  it('pipelines: executes resolve while earlier launches still run, and one synchronize waits for all', async () => {
+    const launches = 10;
+    const blocked = gatedMap(jobA);
+    const { log, counts, entries, seen } = launchLog(launches, 4);
+    const map = jobA.buildMap('log_launch', 4);
+    await blocked.map.execute(...blocked.args);
+    await waitForStarted(blocked.gates, 1);
+    const results: Promise<Result>[] = [];
+    for (let k = 0; k < launches; k++) results.push(map.execute(log, counts, k, -1));
+    // Every execute was accepted while the launch ahead of them holds the Job's only core.
+    expect(new Set(await Promise.all(results))).toEqual(new Set([Result.Success]));
+    expect(jobA.defaultStream.inFlight).toBe(1 + launches);
+    expect(entries()).toEqual([]);
+    expect(map.getExecuteStatus()).toBe('HostInit');
+    openAllGates(blocked.gates);
+    await map.synchronize();
+    expect(entries()).toEqual(range(launches));
+    expect(seen()).toEqual([launches, launches, launches, launches]);
+    expect(map.getExecuteStatus()).toBe('Idle');
+    expect(blocked.map.getExecuteStatus()).toBe('Idle');
+  });
+});
+
+describe('destroying the Job or the Context', () => {
+  it('destroyJob lets the running launch finish, fails the launches queued behind it and refuses executes waiting for room', async () => {
+    const own = await createContext({ topology: { coresPerCluster: 1 } });
+    try {
+      const module = await own.createModule(new URL('./fixtures/kernels.ts', import.meta.url));
+      const job = own.createJob();
+      job.load(module);
+      const gatesPtr = own.memAlloc(gateBytes(1));
+      const gates = own.hostView(gatesPtr, 'int32');
+      const ran = own.memAlloc(4);
+      const counts = own.memAlloc(4);
+      const held = job.buildMap('gated', 1);
+      const queued = job.buildMap('count_tasks', 1);
+      expect(await held.execute(gatesPtr, ran)).toBe(Result.Success);
+      await waitForStarted(gates, 1);
+      for (let i = 1; i < DefaultStreamLimit; i++) expect(await queued.execute(counts)).toBe(Result.Success);
+      const waiting = queued.execute(counts);
+      own.destroyJob(job);
+      expect(await waiting).toBe(Result.Failure);
+      openAllGates(gates);
+      await held.synchronize();
+      expect(held.getExecuteStatus()).toBe('Idle');
+      expect(own.hostView(ran, 'int32')[0]).toBe(1);
+      await expect(queued.synchronize()).rejects.toThrow(new StateError('this Job was destroyed; create a new one with ctx.createJob()'));
+      expect(queued.getExecuteStatus()).toBe('Fail');
+      expect(own.hostView(counts, 'int32')[0]).toBe(0);
+      expect(job.defaultStream.inFlight).toBe(0);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it('Context.destroy resolves executes waiting for room to Result.Failure and fails the launch in flight, with no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const doomed = await createContext({ topology: { coresPerCluster: 1 } });
+      const module = await doomed.createModule(new URL('./fixtures/kernels.ts', import.meta.url));
+      const job = doomed.createJob();
+      job.load(module);
+      const gatesPtr = doomed.memAlloc(gateBytes(1));
+      const gates = doomed.hostView(gatesPtr, 'int32');
+      const ran = doomed.memAlloc(4);
+      const held = job.buildMap('gated', 1);
+      // Fill the Job's default stream: the first launch holds the core, the rest queue behind it.
+      for (let i = 0; i < DefaultStreamLimit; i++) expect(await held.execute(gatesPtr, ran)).toBe(Result.Success);
+      await waitForStarted(gates, 1);
+      const onDefault = held.execute(gatesPtr, ran);
+      // And a custom stream of one, whose only launch waits behind the held one on the same core.
+      const custom = doomed.createStream(1);
+      const counts = doomed.memAlloc(4);
+      const other = job.buildMap('count_tasks', 1).setStream(custom);
+      expect(await other.execute(counts)).toBe(Result.Success);
+      const onCustom = other.execute(counts);
+      const waiting = [track(onDefault), track(onCustom)];
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(waiting.map((w) => w.settled)).toEqual([false, false]);
+
+      const destroyed = doomed.destroy();
+      // The waiting executes are refused as the Context goes down, before its cores have stopped.
+      expect(await onDefault).toBe(Result.Failure);
+      expect(await onCustom).toBe(Result.Failure);
+      await destroyed;
+      await expect(held.synchronize()).rejects.toThrow(new StateError('the Context was destroyed while this launch was in flight'));
+      await expect(other.synchronize()).rejects.toThrow(StateError);
+      expect(held.getExecuteStatus()).toBe('Fail');
+      // Rejections nobody handled surface after a turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -197,6 +197,9 @@ export class KernelMap {
         if (run.cancelled && this.#status !== 'Fail') this.#status = 'Cancelled';
         return;
       }
+      // A launch queued before its Job or Context was destroyed has no cores left to run on: it
+      // fails with the StateError that says so (planning it over no Subs would fail obscurely).
+      this.#site.alive();
       step('DeviceInit');
       // Progress belongs to this launch from here on, not to the previous one.
       this.#handle = undefined;

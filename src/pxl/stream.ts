@@ -43,13 +43,25 @@ export class Stream {
     return this.#destroyed;
   }
 
-  /** @internal Resolves true once the stream has accepted `op`, false if it was destroyed first. */
+  /**
+   * @internal Resolves true once the stream has accepted `op`, false if it was destroyed first.
+   * Callers that find the stream full wait first-come first-served, and a caller arriving while
+   * others wait queues behind them even if a slot is free at that moment: the slot an operation
+   * frees is handed to the oldest waiter (`#held` stays the same), so executes keep their call
+   * order on the stream however the event loop interleaves the wake-ups.
+   */
   async enqueue(op: StreamOp): Promise<boolean> {
-    while (!this.#destroyed && this.#held >= this.limit) {
-      if (!(await new Promise<boolean>((r) => this.#waitingForRoom.push(r)))) return false;
-    }
     if (this.#destroyed) return false;
-    this.#held++;
+    if (this.#held < this.limit && this.#waitingForRoom.length === 0) {
+      this.#held++;
+    } else {
+      if (!(await new Promise<boolean>((r) => this.#waitingForRoom.push(r)))) return false;
+      // The slot is ours; give it back if the stream was destroyed before this continuation ran.
+      if (this.#destroyed) {
+        this.#release();
+        return false;
+      }
+    }
     this.#queue.push(op);
     if (!this.#running) void this.#pump();
     return true;
@@ -61,14 +73,20 @@ export class Stream {
     for (const w of this.#waitingForRoom.splice(0)) w(false);
   }
 
+  /** Frees one slot: to the oldest waiter if there is one, else back to the stream. */
+  #release(): void {
+    const next = this.#waitingForRoom.shift();
+    if (next !== undefined) next(true);
+    else this.#held--;
+  }
+
   async #pump(): Promise<void> {
     this.#running = true;
     for (let op = this.#queue.shift(); op !== undefined; op = this.#queue.shift()) {
       try {
         await op();
       } finally {
-        this.#held--;
-        this.#waitingForRoom.shift()?.(true);
+        this.#release();
       }
     }
     this.#running = false;
