@@ -18,7 +18,11 @@ export type PxlErrorCode =
   | 'PXL_PCF_INVALID'
   | 'PXL_INPUT_FORMAT'
   | 'PXL_CANCELLED'
-  | 'PXL_LOGIC';
+  | 'PXL_NO_DEVICE'
+  | 'PXL_UNSUPPORTED'
+  | 'PXL_LOGIC'
+  | 'PXL_INVALID_GEOMETRY'
+  | 'PXL_RANGE_MAPPER';
 
 /** Base class of all pxl errors. */
 export class PxlError extends Error {
@@ -145,6 +149,28 @@ export class CancelledError extends PxlError {
   }
 }
 
+/**
+ * No device of the requested kind could be opened (no GPU adapter, no driver). `attempts` lists what
+ * was tried and why each failed; the message also says what to install.
+ */
+export class DeviceUnavailableError extends PxlError {
+  readonly attempts: readonly string[];
+  constructor(message: string, attempts: readonly string[], options?: { cause?: unknown }) {
+    super('PXL_NO_DEVICE', message, options);
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * The backend cannot run what was asked of it: a kernel with no body for that backend, or a data
+ * type the device lacks (WGSL has no 64-bit floats). The message says what to use instead.
+ */
+export class UnsupportedError extends PxlError {
+  constructor(message: string) {
+    super('PXL_UNSUPPORTED', message);
+  }
+}
+
 /** An internal invariant was broken: a bug in pxl, never a user mistake. */
 export class LogicError extends PxlError {
   constructor(message: string) {
@@ -155,4 +181,31 @@ export class LogicError extends PxlError {
 /** Asserts an internal invariant. User input is validated elsewhere with specific errors. */
 export function invariant(condition: unknown, message: string): asserts condition {
   if (!condition) throw new LogicError(`invariant violated: ${message}`);
+}
+
+/**
+ * A range, point, subrange, chunk, box or region is malformed (a negative or fractional coordinate,
+ * a chunk outside its global size), or values of different dimensionalities were combined.
+ */
+export class GeometryError extends PxlError {
+  constructor(message: string) {
+    super('PXL_INVALID_GEOMETRY', message);
+  }
+}
+
+/**
+ * A range mapper does not fit the kernel and buffer it was given, or returned something that is not
+ * a subrange, box or region of the buffer's dimensionality. The message names the mapper and both
+ * dimensionalities.
+ */
+export class RangeMapperError extends PxlError {
+  readonly mapper: string;
+  readonly kernelDims: number;
+  readonly bufferDims: number;
+  constructor(mapper: string, kernelDims: number, bufferDims: number, message: string, options?: { cause?: unknown }) {
+    super('PXL_RANGE_MAPPER', message, options);
+    this.mapper = mapper;
+    this.kernelDims = kernelDims;
+    this.bufferDims = bufferDims;
+  }
 }

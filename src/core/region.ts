@@ -1,0 +1,148 @@
+import { boxArea, boxContainsPoint, boxFromBounds, boxIsEmpty, boxOf, emptyBox, formatBox, type Box } from './box.js';
+import type { Chunk } from './chunk.js';
+import { checkSameDims, type Dims } from './dims.js';
+import { GeometryError } from './errors.js';
+import type { Id } from './id.js';
+import { boxesOfSlabs, combineSlabs, slabsEqual, slabsOfBoxes, type SetOp, type Slabs } from './regionForm.js';
+import type { Subrange } from './subrange.js';
+import { describe } from './validate.js';
+
+/**
+ * A set of points of a 1-3 dimensional index space, held as disjoint boxes in one canonical form:
+ * slabs along dimension 0 with equal neighbours merged, each slab's cross-section built the same way
+ * along the next dimension; the boxes are sorted lexicographically by `min`. Equal sets therefore
+ * have equal `boxes`, so `toEqual` and {@link equals} agree. The empty region has no boxes.
+ *
+ * Regions are what range mappers produce and what the task graph compares; build them with
+ * {@link region} or {@link regionOf} and combine them with the free functions below.
+ */
+export interface Region<D extends Dims = Dims> {
+  readonly kind: 'region';
+  readonly dims: D;
+  readonly boxes: readonly Box<D>[];
+}
+
+/** Anything that describes a set of points: a region, a box, a subrange or a chunk. */
+export type IndexSet<D extends Dims = Dims> = Region<D> | Box<D> | Subrange<D> | Chunk<D>;
+
+// Canonical forms of the regions this module made; a region from elsewhere (a structured clone) is rebuilt.
+const forms = new WeakMap<Region, Slabs>();
+
+function makeRegion<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
+  const boxes = Object.freeze(boxesOfSlabs(slabs).map((b) => boxFromBounds(b.min, b.max) as Box<D>));
+  const r = Object.freeze({ kind: 'region', dims, boxes }) as Region<D>;
+  forms.set(r, slabs);
+  return r;
+}
+
+const EMPTY = ([1, 2, 3] as const).map((dims) => makeRegion(dims, [])) as readonly Region[];
+
+function fromSlabs<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
+  return slabs.length === 0 ? emptyRegion(dims) : makeRegion(dims, slabs);
+}
+
+/** The empty region of a dimensionality (always the same object). */
+export function emptyRegion<D extends Dims>(dims: D): Region<D> {
+  return EMPTY[dims - 1] as Region<D>;
+}
+
+/**
+ * The union of any number of index sets, in canonical form.
+ * @throws {GeometryError} when a part's dimensionality is not `dims`.
+ * @example region(2, [box([0, 0], [2, 10]), subrange([0, 0], [4, 2])]) // an L shape: 2 boxes
+ */
+export function region<D extends Dims>(dims: D, parts: Iterable<IndexSet<D>>): Region<D> {
+  if (dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`region dims must be 1, 2 or 3, got ${describe(dims)}`);
+  const boxes: Box[] = [];
+  for (const part of parts) {
+    checkSameDims('region', { dims, noun: 'region' }, operand(part));
+    if (part.kind === 'region') boxes.push(...part.boxes);
+    else {
+      const b = boxOf(part);
+      if (!boxIsEmpty(b)) boxes.push(b);
+    }
+  }
+  return fromSlabs(dims, slabsOfBoxes(boxes, dims));
+}
+
+/** The points of a box, subrange or chunk as a region; a region is returned unchanged. */
+export function regionOf<D extends Dims>(x: IndexSet<D>): Region<D> {
+  return x.kind === 'region' ? x : region(dimsOf(x), [x]);
+}
+
+/** `a ∪ b`. @throws {GeometryError} when the dimensionalities differ. */
+export function union<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): Region<D> {
+  return combine('union', a, b);
+}
+
+/** `a ∩ b`. @throws {GeometryError} when the dimensionalities differ. */
+export function intersection<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): Region<D> {
+  return combine('intersection', a, b);
+}
+
+/** `a \ b`: the points of `a` that are not in `b`. @throws {GeometryError} when the dimensionalities differ. */
+export function difference<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): Region<D> {
+  return combine('difference', a, b);
+}
+
+/** Whether the set holds no point. */
+export function isEmpty(x: IndexSet): boolean {
+  return x.kind === 'region' ? x.boxes.length === 0 : boxIsEmpty(boxOf(x));
+}
+
+/** Number of points in the set. */
+export function area(x: IndexSet): number {
+  return x.kind === 'region' ? x.boxes.reduce((sum, b) => sum + boxArea(b), 0) : boxArea(boxOf(x));
+}
+
+/** Whether `a` and `b` hold the same points (a box and a region can be equal). */
+export function equals<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): boolean {
+  checkSameDims('equals', operand(a), operand(b));
+  return slabsEqual(slabsOf(regionOf(a)), slabsOf(regionOf(b)));
+}
+
+/**
+ * Whether `a ⊇ b`: every point of `b` (a set or a single point) lies in `a`.
+ * @throws {GeometryError} when the dimensionalities differ.
+ */
+export function contains<D extends Dims>(a: IndexSet<D>, b: IndexSet<D> | Id<D>): boolean {
+  if (Array.isArray(b)) {
+    const p = b as Id<D>;
+    checkSameDims('contains', operand(a), { dims: p.length, noun: 'point' });
+    return regionOf(a).boxes.some((bx) => boxContainsPoint(bx, p));
+  }
+  return isEmpty(difference(b as IndexSet<D>, a));
+}
+
+/** The smallest box holding every point of the set; the empty box for an empty set. */
+export function boundingBox<D extends Dims>(x: IndexSet<D>): Box<D> {
+  if (x.kind !== 'region') return boxOf(x);
+  if (x.boxes.length === 0) return emptyBox(x.dims);
+  const min = x.boxes[0]!.min.map((_, d) => Math.min(...x.boxes.map((b) => b.min[d]!)));
+  const max = x.boxes[0]!.max.map((_, d) => Math.max(...x.boxes.map((b) => b.max[d]!)));
+  return boxFromBounds(min, max) as Box<D>;
+}
+
+/** Renders a region as `{[(0,0),(2,10)), [(2,0),(4,2))}`; the empty region is `{}`. */
+export function formatRegion(r: Region): string {
+  return `{${r.boxes.map(formatBox).join(', ')}}`;
+}
+
+function combine<D extends Dims>(op: SetOp, a: IndexSet<D>, b: IndexSet<D>): Region<D> {
+  const left = operand(a);
+  checkSameDims(op, left, operand(b));
+  const dims = left.dims as D;
+  return fromSlabs(dims, combineSlabs(slabsOf(regionOf(a)), slabsOf(regionOf(b)), op, dims));
+}
+
+function slabsOf(r: Region): Slabs {
+  return forms.get(r) ?? slabsOfBoxes(r.boxes, r.dims);
+}
+
+function dimsOf<D extends Dims>(x: IndexSet<D>): D {
+  return (x.kind === 'region' || x.kind === 'box' ? x.dims : x.offset.length) as D;
+}
+
+function operand(x: IndexSet): { dims: number; noun: string } {
+  return { dims: dimsOf(x), noun: x.kind };
+}

@@ -1,0 +1,131 @@
+import { boxFromBounds, boxOfRange, type Box } from '../core/box.js';
+import type { Chunk } from '../core/chunk.js';
+import { dimsWord, type Dims } from '../core/dims.js';
+import { RangeMapperError } from '../core/errors.js';
+import type { Range } from '../core/range.js';
+import { intersection, regionOf, type Region } from '../core/region.js';
+import { formatSubrange, type Subrange } from '../core/subrange.js';
+import { describe } from '../core/validate.js';
+
+/** What a range mapper may return: the buffer points a chunk accesses, in any of these forms. */
+export type MapperResult<BD extends Dims = Dims> = Subrange<BD> | Box<BD> | Region<BD> | Chunk<BD>;
+
+/**
+ * A range mapper: a pure function from a chunk of a `KD`-dimensional kernel (and the extent of the
+ * `BD`-dimensional buffer) to the buffer points that chunk accesses. It must be monotonic (a larger
+ * chunk never accesses less) and must not assume how many chunks there are; for producer accesses the
+ * results for different chunks must not overlap. Results are clamped to the buffer by
+ * {@link applyRangeMapper}. A plain `(chunk) => subrange(...)` is a range mapper.
+ */
+export type RangeMapper<KD extends Dims = Dims, BD extends Dims = Dims> = ((chunk: Chunk<KD>, bufferRange: Range<BD>) => MapperResult<BD>) &
+  Partial<MapperInfo>;
+
+/**
+ * Any range mapper, whatever dimensionalities it serves: what code that only names, checks or stores
+ * mappers accepts (a `RangeMapper<2, 2>` is not a `RangeMapper<Dims, Dims>`, which must serve all).
+ */
+export type AnyRangeMapper = ((chunk: Chunk<never>, bufferRange: Range<never>) => MapperResult) & Partial<MapperInfo>;
+
+/** What built-in (and {@link defineRangeMapper}) mappers tell about themselves. */
+export interface MapperInfo {
+  /** How diagnostics name the mapper, e.g. `neighborhood([1,1])`. */
+  readonly mapperName: string;
+  /**
+   * Why the mapper cannot serve a kernel and buffer of these dimensionalities, as the start of a
+   * sentence ("needs a 1-dimensional kernel"), or undefined when it can.
+   */
+  readonly mismatch: (kernelDims: Dims, bufferDims: Dims) => string | undefined;
+}
+
+/**
+ * Names a range mapper and states which dimensionalities it serves, so a mismatch is reported when
+ * the access is declared instead of as a wrong result. The returned function checks on every call too.
+ * @example
+ * const rows = defineRangeMapper('rows', (k, b) => (k === 1 ? undefined : 'needs a 1-dimensional kernel'),
+ *   (c: Chunk<1>, r: Range<2>) => subrange([c.offset[0], 0], [c.range[0], r[1]]));
+ */
+export function defineRangeMapper<F extends (chunk: Chunk<never>, bufferRange: Range<never>) => MapperResult>(
+  name: string,
+  mismatch: MapperInfo['mismatch'],
+  fn: F,
+): F & MapperInfo {
+  const info: MapperInfo = { mapperName: name, mismatch };
+  const checked = (chunk: Chunk, bufferRange: Range): MapperResult => {
+    assertFits(info, chunk.offset.length as Dims, bufferRange.length as Dims);
+    return (fn as unknown as (c: Chunk, r: Range) => MapperResult)(chunk, bufferRange);
+  };
+  return Object.freeze(Object.assign(checked, info)) as unknown as F & MapperInfo;
+}
+
+/** How diagnostics name a mapper: its `mapperName`, else `'functionName'`, else `(anonymous)`. */
+export function mapperName(mapper: AnyRangeMapper): string {
+  if (typeof mapper.mapperName === 'string') return mapper.mapperName;
+  return mapper.name ? `'${mapper.name}'` : '(anonymous)';
+}
+
+/**
+ * Checks, before any chunk runs, that a mapper can serve a kernel and buffer of these
+ * dimensionalities. Mappers without {@link MapperInfo} are checked on their results instead.
+ * @throws {RangeMapperError} e.g. "range mapper oneToOne() needs a kernel and a buffer of one
+ * dimensionality, got a 2-dimensional kernel and a 3-dimensional buffer".
+ */
+export function checkRangeMapper(mapper: AnyRangeMapper, kernelDims: Dims, bufferDims: Dims): void {
+  if (typeof mapper.mismatch === 'function') assertFits({ mapperName: mapperName(mapper), mismatch: mapper.mismatch }, kernelDims, bufferDims);
+}
+
+/**
+ * Runs a range mapper on a chunk and returns the buffer points it accesses as a canonical region,
+ * clamped to `[0, bufferRange)`.
+ * @throws {RangeMapperError} when the mapper does not fit the dimensionalities, returns something
+ * that is not a subrange, box, region or chunk of the buffer's dimensionality, or throws (the original
+ * error is the `cause`).
+ */
+export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: RangeMapper<KD, BD>, chunk: Chunk<KD>, bufferRange: Range<BD>): Region<BD> {
+  const kd = chunk.offset.length as Dims;
+  const bd = bufferRange.length as Dims;
+  const name = mapperName(mapper);
+  checkRangeMapper(mapper, kd, bd);
+  let result: unknown;
+  try {
+    result = mapper(chunk, bufferRange);
+  } catch (err) {
+    if (err instanceof RangeMapperError) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new RangeMapperError(name, kd, bd, `range mapper ${name} threw for the chunk ${formatSubrange(chunk)}: ${message}`, { cause: err });
+  }
+  const kind = (result as { kind?: unknown } | null)?.kind;
+  if (kind !== 'subrange' && kind !== 'box' && kind !== 'region' && kind !== 'chunk') {
+    throw new RangeMapperError(
+      name, kd, bd,
+      `range mapper ${name} returned ${describe(result)}, not a subrange, box or region (the kernel is ${dimsWord(kd)}, the buffer is ${dimsWord(bd)})`,
+    );
+  }
+  const r = result as MapperResult;
+  const dims = r.kind === 'region' || r.kind === 'box' ? r.dims : r.offset.length;
+  if (dims !== bd) {
+    throw new RangeMapperError(name, kd, bd, `range mapper ${name} returned a ${dimsWord(dims)} ${r.kind}, but the buffer is ${dimsWord(bd)} (the kernel is ${dimsWord(kd)})`);
+  }
+  return intersection(regionOf(r as MapperResult<BD>), boxOfRange(bufferRange));
+}
+
+/**
+ * The box `[min, max)` clamped to a buffer of extent `bufferRange`; `min` and `max` may lie outside it
+ * (negative, or beyond the end). For mappers that widen a chunk, like a stencil's neighbourhood.
+ * @example clampedBox([-5, 90], [25, 130], range([128, 128])) // [(0,90),(25,128))
+ */
+export function clampedBox<D extends Dims>(min: readonly number[], max: readonly number[], bufferRange: Range<D>): Box<D> {
+  return boxFromBounds(
+    min.map((lo) => Math.max(0, lo)),
+    max.map((hi, d) => Math.min(bufferRange[d]!, hi)),
+  ) as Box<D>;
+}
+
+function assertFits(info: MapperInfo, kernelDims: Dims, bufferDims: Dims): void {
+  const reason = info.mismatch(kernelDims, bufferDims);
+  if (reason !== undefined) {
+    throw new RangeMapperError(
+      info.mapperName, kernelDims, bufferDims,
+      `range mapper ${info.mapperName} ${reason}, got a ${dimsWord(kernelDims)} kernel and a ${dimsWord(bufferDims)} buffer`,
+    );
+  }
+}
