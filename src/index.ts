@@ -36,6 +36,8 @@ export {
   PcfError,
   InputFormatError,
   CancelledError,
+  DeviceUnavailableError,
+  UnsupportedError,
   LogicError,
 } from './core/errors.js';
 export type { PxlErrorCode } from './core/errors.js';

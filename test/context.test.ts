@@ -50,7 +50,7 @@ describe('createContext', () => {
   });
 
   it.each<[string, Parameters<typeof createContext>[0], string]>([
-    ['an unknown backend', { backend: 'gpu' as 'cpu' }, "backend must be one of 'cpu', got 'gpu'"],
+    ['an unknown backend', { backend: 'gpu' as 'cpu' }, "backend must be one of 'cpu', 'webgpu', 'auto', got 'gpu'"],
     ['zero Subs', { topology: { subs: 0 } }, 'topology.subs must be an integer in [1, 1024], got 0'],
     ['a fractional Cluster count', { topology: { clustersPerSub: 1.5 } }, 'topology.clustersPerSub must be an integer in [1, 1024], got 1.5'],
     ['a negative core count', { topology: { coresPerCluster: -2 } }, 'topology.coresPerCluster must be an integer in [1, 1024], got -2'],

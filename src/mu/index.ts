@@ -5,7 +5,20 @@
 import { muState } from './state.js';
 
 export { defineKernel } from './kernel.js';
-export type { BatchKernel, BatchKernelBind, BatchKernelSpec, KernelDefinition, TaskKernel, TaskKernelFn } from './kernel.js';
+export type {
+  BatchKernel,
+  BatchKernelBind,
+  BatchKernelSpec,
+  KernelDefinition,
+  TaskKernel,
+  TaskKernelFn,
+  TaskKernelSpec,
+  WgslElementType,
+  WgslKernel,
+  WgslOnlyKernelSpec,
+  WgslParamType,
+  WgslScalarType,
+} from './kernel.js';
 export { NDView, PointerView } from './views.js';
 
 /** Index of the running task, in [0, getTaskCount()). In a batch kernel: the batch's first task. */

@@ -1,8 +1,8 @@
 import { availableParallelism, totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
-import { CpuBackend } from '../backends/cpu/cpuBackend.js';
+import { CpuBackend, type CpuBackendOptions } from '../backends/cpu/cpuBackend.js';
 import { dtypeSize, DTYPES, type DType, type TypedArrayOf } from '../core/dtype.js';
-import { ArgumentError, NoSubAvailableError, OptionError, StateError } from '../core/errors.js';
+import { ArgumentError, DeviceUnavailableError, NoSubAvailableError, OptionError, StateError } from '../core/errors.js';
 import { coresPerSub, totalCores, type Topology } from '../core/topology.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import { DevicePtr } from './devicePtr.js';
@@ -14,13 +14,21 @@ import { Tracer, writeTrace, type ChromeTrace } from './trace.js';
 
 /** Options of {@link createContext}. */
 export interface ContextOptions {
-  /** Which device runs the kernels. Default `'cpu'`: one MU core per available CPU. */
-  backend?: 'cpu';
-  /** Device shape. Default: 1 Sub × 1 Cluster × `os.availableParallelism()` cores. */
+  /**
+   * Which device runs the kernels. Default `'cpu'`: one MU core per available CPU. `'webgpu'`: a
+   * GPU through WebGPU, running the kernels' WGSL bodies (rejects with DeviceUnavailableError, which
+   * says what to install, when no adapter is found; software adapters such as Mesa's llvmpipe
+   * count). `'auto'`: a hardware GPU when one is found, else CPU cores.
+   */
+  backend?: 'cpu' | 'webgpu' | 'auto';
+  /** Device shape (cpu backend only). Default: 1 Sub × 1 Cluster × `os.availableParallelism()` cores. */
   topology?: Partial<Topology>;
-  /** Bytes of device memory the Context may allocate. Default: half of the machine's memory. */
+  /**
+   * Bytes of device memory the Context may allocate. Default: half of the machine's memory on CPU
+   * cores; four times the GPU's largest storage binding on webgpu.
+   */
   memorySize?: number;
-  /** Heap limit of each MU core's thread in MiB; a core that exceeds it dies and is replaced. */
+  /** Heap limit of each MU core's thread in MiB (cpu backend only); a core that exceeds it dies and is replaced. */
   coreHeapLimitMB?: number;
   /**
    * Record an execution trace from the start (see `Context.startTrace`). Setting the environment
@@ -42,11 +50,24 @@ const MAX_CORES = 1024;
  * @example
  * ```ts
  * const ctx = await createContext({ topology: { subs: 2, clustersPerSub: 2, coresPerCluster: 4 } });
+ * const gpu = await createContext({ backend: 'webgpu' });  // kernels with a WGSL body run there
  * ```
- * @throws (rejects) OptionError for an invalid option.
+ * @throws (rejects) OptionError for an invalid option; DeviceUnavailableError for `'webgpu'` when
+ *   no GPU adapter can be opened (the message lists what was tried and what to install).
  */
 export async function createContext(options: ContextOptions = {}): Promise<Context> {
-  checkOneOf('backend', options.backend ?? 'cpu', ['cpu']);
+  const kind = checkOneOf('backend', options.backend ?? 'cpu', ['cpu', 'webgpu', 'auto']);
+  const cpu = kind === 'webgpu' ? undefined : cpuOptions(options);
+  const gpu = kind === 'cpu' ? undefined : await createGpuBackend(kind, options);
+  const backend = gpu ?? (await CpuBackend.create(cpu!));
+  const traceFile = process.env.PXL_TRACE;
+  const ctx = new Context(backend, traceFile === undefined || traceFile === '' ? undefined : traceFile);
+  if (options.trace === true || ctx.traceFile !== undefined) ctx.startTrace();
+  return ctx;
+}
+
+/** Validated options of the cpu backend. */
+function cpuOptions(options: ContextOptions): CpuBackendOptions {
   const t = options.topology ?? {};
   const topology: Topology = Object.freeze({
     subs: checkInteger('topology.subs', t.subs ?? 1, 1, MAX_CORES),
@@ -58,11 +79,24 @@ export async function createContext(options: ContextOptions = {}): Promise<Conte
   }
   const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalmem() / 2), 0, Number.MAX_SAFE_INTEGER);
   const heap = options.coreHeapLimitMB === undefined ? undefined : checkInteger('coreHeapLimitMB', options.coreHeapLimitMB, 16, 1 << 20);
-  const backend = await CpuBackend.create({ topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) });
-  const traceFile = process.env.PXL_TRACE;
-  const ctx = new Context(backend, traceFile === undefined || traceFile === '' ? undefined : traceFile);
-  if (options.trace === true || ctx.traceFile !== undefined) ctx.startTrace();
-  return ctx;
+  return { topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) };
+}
+
+/** The webgpu backend, or undefined when `'auto'` finds no hardware GPU. */
+async function createGpuBackend(kind: 'webgpu' | 'auto', options: ContextOptions): Promise<Backend | undefined> {
+  if (kind === 'webgpu') {
+    for (const name of ['topology', 'coreHeapLimitMB'] as const) {
+      if (options[name] !== undefined) throw new OptionError(`${name} applies to the cpu backend only; the webgpu backend takes its shape from the GPU adapter`);
+    }
+  }
+  const memorySize = options.memorySize === undefined ? {} : { memorySize: checkInteger('memorySize', options.memorySize, 0, Number.MAX_SAFE_INTEGER) };
+  const { WebGpuBackend } = await import('../backends/webgpu/index.js');
+  try {
+    return await WebGpuBackend.create({ maxBatches: MaxTaskCount, hardwareOnly: kind === 'auto', ...memorySize });
+  } catch (err) {
+    if (kind === 'auto' && err instanceof DeviceUnavailableError) return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -218,7 +252,11 @@ export class Context {
     return job;
   }
 
-  /** Returns a Job's Subs to the Context. Work already queued on its streams drains. */
+  /**
+   * Returns a Job's Subs to the Context. A launch already running finishes; executes still waiting
+   * for room resolve `Result.Failure`, and launches queued behind the running one fail their Map
+   * with StateError.
+   */
   destroyJob(job: Job): void {
     this.#alive();
     if (!this.#jobs.delete(job)) throw new StateError('destroyJob: the Job is not a live Job of this Context');

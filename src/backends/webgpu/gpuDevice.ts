@@ -1,0 +1,151 @@
+/// <reference types="@webgpu/types" />
+import { DeviceUnavailableError } from '../../core/errors.js';
+
+/**
+ * Adapter and device acquisition. In a browser (or any runtime with `navigator.gpu`) that is the
+ * GPU; in Node it is Dawn through the `webgpu` package, tried first with its native backend
+ * (Vulkan, Metal or D3D12) and then with OpenGL ES in compatibility mode, which is what Mesa's
+ * llvmpipe offers on machines without a GPU.
+ */
+
+/** An open device and what it runs on. */
+export interface GpuDevice {
+  readonly device: GPUDevice;
+  readonly adapter: GPUAdapter;
+  /** Human-readable adapter name, e.g. "NVIDIA H100 (vulkan)". */
+  readonly description: string;
+  /** Which route found the adapter, e.g. "Dawn native backend". */
+  readonly route: string;
+  /** True for CPU rasterizers (llvmpipe, lavapipe, SwiftShader, WARP) that only emulate a GPU. */
+  readonly software: boolean;
+}
+
+export interface AcquireOptions {
+  /** Refuse software adapters (llvmpipe and the like), as `backend: 'auto'` does. Default false. */
+  readonly hardwareOnly?: boolean;
+}
+
+/** How to get an adapter, for error messages. */
+export const INSTALL_HINT =
+  'to get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
+  "Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or create the Context with backend: 'cpu'";
+
+interface Route {
+  readonly name: string;
+  readonly gpu: () => Promise<GPU>;
+  readonly options: GPURequestAdapterOptions;
+}
+
+type WebGpuPackage = { create: (flags: string[]) => GPU };
+
+let dawn: Promise<WebGpuPackage> | undefined;
+const instances = new Map<string, GPU>();
+
+/** The `webgpu` package, imported once. EGL must know it runs headless before Dawn loads it. */
+function loadDawn(): Promise<WebGpuPackage> {
+  if (dawn === undefined) {
+    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env;
+    if (env !== undefined) env.EGL_PLATFORM ??= 'surfaceless';
+    dawn = import('webgpu') as Promise<WebGpuPackage>;
+    dawn.catch(() => (dawn = undefined));
+  }
+  return dawn;
+}
+
+/** One Dawn instance per flag set for the whole process: instances are costly and never released. */
+async function dawnInstance(flags: string[]): Promise<GPU> {
+  const key = flags.join(' ');
+  let gpu = instances.get(key);
+  if (gpu === undefined) {
+    gpu = (await loadDawn()).create(flags);
+    instances.set(key, gpu);
+  }
+  return gpu;
+}
+
+/** The routes worth trying here; a `webgpu` package that cannot load is recorded as an attempt. */
+async function routes(attempts: string[]): Promise<Route[]> {
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+  if (nav !== undefined) {
+    return [
+      { name: 'navigator.gpu', gpu: async () => nav, options: { powerPreference: 'high-performance' } },
+      { name: 'navigator.gpu (compatibility)', gpu: async () => nav, options: { featureLevel: 'compatibility' } },
+    ];
+  }
+  try {
+    await loadDawn();
+  } catch (err) {
+    attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}; npm install webgpu)`);
+    return [];
+  }
+  return [
+    { name: 'Dawn native backend (Vulkan/Metal/D3D12)', gpu: () => dawnInstance([]), options: { powerPreference: 'high-performance' } },
+    { name: 'Dawn OpenGL ES (compatibility, EGL surfaceless)', gpu: () => dawnInstance(['backend=opengl']), options: { featureLevel: 'compatibility' } },
+  ];
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+const SOFTWARE = /llvmpipe|lavapipe|softpipe|swiftshader|microsoft basic render|warp/i;
+
+export function describeAdapter(adapter: GPUAdapter): { description: string; software: boolean } {
+  const info = adapter.info;
+  const parts = [info.vendor, info.architecture, info.device].filter((p) => p !== '');
+  const name = parts.length > 0 ? parts.join(' ') : 'unnamed adapter';
+  const description = info.description !== '' ? `${name} (${info.description})` : name;
+  const fallback = (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+  return { description, software: fallback || SOFTWARE.test(`${name} ${info.description}`) };
+}
+
+/** Limits raised to what the adapter offers: storage bindings, buffer sizes, workgroup sizes, alignments. */
+const RAISED_LIMITS = [
+  'maxStorageBuffersPerShaderStage',
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxUniformBufferBindingSize',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupsPerDimension',
+  'minStorageBufferOffsetAlignment',
+  'minUniformBufferOffsetAlignment',
+] as const;
+
+/**
+ * Finds an adapter and opens a device on it.
+ *
+ * @throws (rejects) DeviceUnavailableError naming every route tried, why each failed, and what to
+ *   install.
+ */
+export async function acquireGpuDevice(options: AcquireOptions = {}): Promise<GpuDevice> {
+  const attempts: string[] = [];
+  for (const route of await routes(attempts)) {
+    let adapter: GPUAdapter | null;
+    try {
+      adapter = await (await route.gpu()).requestAdapter(route.options);
+    } catch (err) {
+      attempts.push(`${route.name}: ${errorText(err)}`);
+      continue;
+    }
+    if (adapter === null) {
+      attempts.push(`${route.name}: no adapter`);
+      continue;
+    }
+    const { description, software } = describeAdapter(adapter);
+    if (software && options.hardwareOnly === true) {
+      attempts.push(`${route.name}: only a software adapter, ${description}`);
+      continue;
+    }
+    const requiredLimits: Record<string, number> = {};
+    for (const name of RAISED_LIMITS) requiredLimits[name] = adapter.limits[name];
+    try {
+      const device = await adapter.requestDevice({ requiredLimits, label: 'pxl' });
+      return { device, adapter, description, route: route.name, software };
+    } catch (err) {
+      attempts.push(`${route.name}: ${description} refused a device: ${errorText(err)}`);
+    }
+  }
+  const what = options.hardwareOnly === true ? 'no hardware WebGPU adapter found' : 'no WebGPU adapter found';
+  throw new DeviceUnavailableError(`${what}; tried ${attempts.join('; ')}. ${INSTALL_HINT[0]!.toUpperCase()}${INSTALL_HINT.slice(1)}`, attempts);
+}

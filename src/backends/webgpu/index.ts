@@ -1,0 +1,7 @@
+/**
+ * The webgpu backend: kernels' WGSL bodies on a GPU through WebGPU (Dawn's `webgpu` package in
+ * Node, `navigator.gpu` in browsers). Only the Context factory imports this folder, and lazily, so
+ * CPU-only programs never load Dawn.
+ */
+export { WebGpuBackend, type WebGpuBackendOptions } from './webgpuBackend.js';
+export { acquireGpuDevice, INSTALL_HINT, type GpuDevice } from './gpuDevice.js';

@@ -1,0 +1,126 @@
+import { maxOutputElementsFor, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type TriangleSkipMode } from '../blocks/index.js';
+import type { Context } from '../pxl/context.js';
+import type { DevicePtr } from '../pxl/devicePtr.js';
+import type { Job } from '../pxl/job.js';
+import type { KernelMap } from '../pxl/kernelMap.js';
+import { MaxTaskCount } from '../pxl/launchPlan.js';
+import { NDArray } from '../pxl/ndarray.js';
+import { SKIP_RULES } from './blockKernels.js';
+import type { PcfOp } from './integrate.js';
+import { MAX_MULTIPLY_P } from './integrate.js';
+import { FLOAT32_MAX } from './pcf.js';
+import type { PcfSet } from './pcfSet.js';
+import type { GpuBlockParams, GpuIntegrand } from './wgslBlockKernels.js';
+
+/**
+ * The PCF BlockOp on a GPU (a webgpu Context): a block is one launch of the `pcf_block_*` kernel
+ * of the operation (wgslBlockKernels.ts) with one task per pair, in float32 (WGSL has no float64). Input sets are copied to GPU memory once as
+ * float32 times and values and uint32 offsets; each device Job has two output buffers in GPU memory
+ * and two host buffers the results are read back into, so the pipeline scatters block N on the host
+ * while the GPU computes block N + 1.
+ */
+
+/** A PCF set in GPU memory, float32. */
+export interface GpuPcfSet {
+  readonly times: NDArray<'float32'>;
+  readonly values: NDArray<'float32'>;
+  readonly offsets: NDArray<'uint32'>;
+  readonly pointers: readonly DevicePtr[];
+}
+
+/** Copies a set to GPU memory (its times and values as float32: exact for a float32 set). */
+export async function uploadGpuPcfSet(ctx: Context, set: PcfSet): Promise<GpuPcfSet> {
+  const n = Math.max(1, set.offsets[set.count]!);
+  const times = ctx.memAlloc(n * 4);
+  const values = ctx.memAlloc(n * 4);
+  const offsets = ctx.memAlloc((set.count + 1) * 4);
+  await ctx.copyToDevice(times, Float32Array.from(set.times));
+  await ctx.copyToDevice(values, Float32Array.from(set.values));
+  await ctx.copyToDevice(offsets, set.offsets);
+  return {
+    times: new NDArray(times, 'float32', [n]),
+    values: new NDArray(values, 'float32', [n]),
+    offsets: new NDArray(offsets, 'uint32', [set.count + 1]),
+    pointers: [times, values, offsets],
+  };
+}
+
+/**
+ * Output scalars one GPU block may hold: a launch has at most MaxTaskCount tasks (one per pair),
+ * and the outputs may take half of 80% of the free GPU memory, as on CPU cores. MaxTaskCount
+ * float32 scalars (4 MiB) fit in one storage binding on every WebGPU device.
+ */
+export function gpuOutputBudget(availableBytes: number): number {
+  return Math.max(1, Math.min(MaxTaskCount, maxOutputElementsFor(availableBytes, 4)));
+}
+
+interface Storage {
+  readonly job: Job;
+  readonly maps: Map<number, KernelMap>;
+  readonly out: [DevicePtr, DevicePtr];
+  readonly host: [Float32Array, Float32Array];
+}
+
+const SKIP_CODE: Record<TriangleSkipMode, number> = {
+  none: SKIP_RULES.indexOf('none'),
+  lowerTriangleSkipDiag: SKIP_RULES.indexOf('skipDiagAndAbove'),
+  lowerTriangle: SKIP_RULES.indexOf('skipAbove'),
+};
+
+/** The kernel specialised for an operation, chosen as integrateRow chooses its pair kernel. */
+export function gpuKernelFor(op: PcfOp): { kernel: `pcf_block_${GpuIntegrand}`; p: number } {
+  if (op.kind === 'l1' || (op.kind === 'lp' && op.p === 1)) return { kernel: 'pcf_block_l1', p: 1 };
+  if (op.kind === 'l2inner') return { kernel: 'pcf_block_l2inner', p: 1 };
+  if (op.p === 2) return { kernel: 'pcf_block_l2', p: 2 };
+  if (Number.isInteger(op.p) && op.p <= MAX_MULTIPLY_P) return { kernel: 'pcf_block_lp_int', p: op.p };
+  return { kernel: 'pcf_block_lp_real', p: op.p };
+}
+
+export class GpuPcfBlockOp implements BlockOp<Storage> {
+  readonly #ctx: Context;
+  readonly #jobs: readonly Job[];
+  readonly #rows: GpuPcfSet;
+  readonly #cols: GpuPcfSet;
+  readonly #kernel: { kernel: string; p: number };
+  readonly #skip: number;
+
+  constructor(ctx: Context, jobs: readonly Job[], rows: GpuPcfSet, cols: GpuPcfSet, op: PcfOp, skip: TriangleSkipMode) {
+    this.#ctx = ctx;
+    this.#jobs = jobs;
+    this.#rows = rows;
+    this.#cols = cols;
+    this.#kernel = gpuKernelFor(op);
+    this.#skip = SKIP_CODE[skip];
+  }
+
+  initStorage(device: number, scheduler: BlockScheduler): Storage {
+    const elements = Math.max(1, scheduler.maxBlockElements);
+    const out: [DevicePtr, DevicePtr] = [this.#ctx.memAlloc(elements * 4), this.#ctx.memAlloc(elements * 4)];
+    return { job: this.#jobs[device]!, maps: new Map(), out, host: [new Float32Array(elements), new Float32Array(elements)] };
+  }
+
+  outputBuffer(storage: Storage, slot: BufferSlot): Float32Array {
+    return storage.host[slot];
+  }
+
+  async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
+    const pairs = block.rowCount * block.colCount;
+    let map = storage.maps.get(pairs);
+    if (map === undefined) {
+      // Batches of 1: every pair is one invocation, so the GPU sees as many threads as pairs.
+      map = storage.job.buildMap(this.#kernel.kernel, pairs).setBatchSize(1);
+      storage.maps.set(pairs, map);
+    }
+    const params: GpuBlockParams = { rowFirst: block.rowFirst, colFirst: block.colFirst, colCount: block.colCount, p: this.#kernel.p, skip: this.#skip, upper: FLOAT32_MAX };
+    const r = this.#rows;
+    const c = this.#cols;
+    const out = new NDArray(storage.out[slot], 'float32', [pairs]);
+    await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
+    await map.synchronize();
+    await this.#ctx.copyFromDevice(storage.host[slot].subarray(0, pairs), storage.out[slot]);
+  }
+
+  disposeStorage(storage: Storage): void {
+    for (const ptr of storage.out) this.#ctx.memFree(ptr);
+  }
+}

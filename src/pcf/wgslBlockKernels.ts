@@ -1,0 +1,129 @@
+/**
+ * The kernel module the GPU PCF block operation loads: the rectangle walk of pairKernels.ts in
+ * WGSL, in float32, one kernel per integrand (L1, L2, integer p, real p, L2 inner product). One task is one pair of a block, so a block of r x c pairs is one launch of
+ * r * c invocations (a GPU wants many more threads than a CPU has cores); task t is pair
+ * (rowFirst + t / colCount, colFirst + t % colCount) and writes out[t], which is the block's
+ * row-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
+ * never leaks an earlier block's value.
+ */
+import { defineKernel } from '../mu/index.js';
+
+/** The integrands, each with its own kernel `pcf_block_<kind>`. */
+export type GpuIntegrand = 'l1' | 'l2' | 'lp_int' | 'lp_real' | 'l2inner';
+
+/** Constants of one GPU block launch. `skip` uses the codes of blockKernels' SKIP_RULES. */
+export interface GpuBlockParams {
+  readonly rowFirst: number;
+  readonly colFirst: number;
+  readonly colCount: number;
+  readonly p: number;
+  readonly skip: number;
+  readonly upper: number;
+}
+
+/** The integrand of each kind, as a WGSL expression of f, g, d = |f - g| and p. */
+const INTEGRAND: Record<GpuIntegrand, string> = {
+  l1: 'd',
+  l2: 'd * d',
+  lp_int: 'pcf_pow_int(d, u32(p))',
+  lp_real: 'select(pow(d, p), 0.0, d == 0.0)',
+  l2inner: 'f * g',
+};
+
+/** How the integral becomes the result. */
+const FINISH: Record<GpuIntegrand, string> = {
+  l1: 'sum',
+  l2: 'sqrt(sum)',
+  lp_int: 'select(pow(sum, 1.0 / p), 0.0, sum == 0.0)',
+  lp_real: 'select(pow(sum, 1.0 / p), 0.0, sum == 0.0)',
+  l2inner: 'sum',
+};
+
+function declarations(kind: GpuIntegrand): string {
+  return /* wgsl */ `
+fn pcf_pow_int(d: f32, n: u32) -> f32 {
+  var w = d;
+  for (var k = 1u; k < n; k++) { w *= d; }
+  return w;
+}
+
+fn pcf_integrand(p: f32, f: f32, g: f32) -> f32 {
+  let d = abs(f - g);
+  return ${INTEGRAND[kind]};
+}
+
+fn pcf_finish(p: f32, sum: f32) -> f32 {
+  return ${FINISH[kind]};
+}
+`;
+}
+
+const body = /* wgsl */ `
+  let t = task_idx();
+  let r = t / params.colCount;
+  let i = params.rowFirst + r;
+  let j = params.colFirst + (t - r * params.colCount);
+  if ((params.skip == 1u && j >= i) || (params.skip == 2u && j > i)) {
+    out[out_offset + t] = 0.0;
+    return;
+  }
+  let p = params.p;
+  var a = rowOffsets[rowOffsets_offset + i] + 1u;
+  let aEnd = rowOffsets[rowOffsets_offset + i + 1u];
+  var b = colOffsets[colOffsets_offset + j] + 1u;
+  let bEnd = colOffsets[colOffsets_offset + j + 1u];
+  var at = 0.0;
+  var sum = 0.0;
+  while (a < aEnd && b < bEnd) {
+    let ta = rowTimes[rowTimes_offset + a];
+    let tb = colTimes[colTimes_offset + b];
+    let tn = min(ta, tb);
+    sum += (tn - at) * pcf_integrand(p, rowValues[rowValues_offset + a - 1u], colValues[colValues_offset + b - 1u]);
+    at = tn;
+    a += select(0u, 1u, ta <= tb);
+    b += select(0u, 1u, tb <= ta);
+  }
+  var fv = rowValues[rowValues_offset + a - 1u];
+  var gv = colValues[colValues_offset + b - 1u];
+  for (; a < aEnd; a++) {
+    let rt = rowTimes[rowTimes_offset + a];
+    sum += (rt - at) * pcf_integrand(p, fv, gv);
+    at = rt;
+    fv = rowValues[rowValues_offset + a];
+  }
+  for (; b < bEnd; b++) {
+    let rt = colTimes[colTimes_offset + b];
+    sum += (rt - at) * pcf_integrand(p, fv, gv);
+    at = rt;
+    gv = colValues[colValues_offset + b];
+  }
+  sum += (params.upper - at) * pcf_integrand(p, fv, gv);
+  out[out_offset + t] = pcf_finish(p, sum);
+`;
+
+function blockKernel(kind: GpuIntegrand) {
+  return defineKernel({
+    form: 'batch',
+    wgsl: {
+      params: {
+        rowTimes: 'array<f32>',
+        rowValues: 'array<f32>',
+        rowOffsets: 'array<u32>',
+        colTimes: 'array<f32>',
+        colValues: 'array<f32>',
+        colOffsets: 'array<u32>',
+        out: 'array<f32, read_write>',
+        params: { rowFirst: 'u32', colFirst: 'u32', colCount: 'u32', p: 'f32', skip: 'u32', upper: 'f32' },
+      },
+      declarations: declarations(kind),
+      body,
+    },
+  });
+}
+
+// One kernel per integrand, so the hot loop has no branch on the operation.
+export const pcf_block_l1 = blockKernel('l1');
+export const pcf_block_l2 = blockKernel('l2');
+export const pcf_block_lp_int = blockKernel('lp_int');
+export const pcf_block_lp_real = blockKernel('lp_real');
+export const pcf_block_l2inner = blockKernel('l2inner');

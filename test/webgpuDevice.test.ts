@@ -1,0 +1,126 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { acquireGpuDevice } from '../src/backends/webgpu/index.js';
+import { createContext, DeviceUnavailableError, MaxTaskCount, OptionError, type Context } from '../src/index.js';
+import { gpu } from './fixtures/wgslGpu.js';
+
+const INSTALL = 'apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri';
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+/** A navigator.gpu that never finds an adapter, as in a browser without WebGPU support. */
+function stubNoAdapter(): void {
+  vi.stubGlobal('navigator', { gpu: { requestAdapter: async () => null } });
+}
+
+describe('device acquisition without an adapter', () => {
+  it('rejects with DeviceUnavailableError naming each route tried and what to install', async () => {
+    stubNoAdapter();
+    const err = await acquireGpuDevice().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeviceUnavailableError);
+    const e = err as DeviceUnavailableError;
+    expect(e.code).toBe('PXL_NO_DEVICE');
+    expect(e.attempts).toEqual(['navigator.gpu: no adapter', 'navigator.gpu (compatibility): no adapter']);
+    expect(e.message).toBe(
+      'no WebGPU adapter found; tried navigator.gpu: no adapter; navigator.gpu (compatibility): no adapter. ' +
+        'To get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
+        `Mesa: ${INSTALL}; or create the Context with backend: 'cpu'`,
+    );
+  });
+
+  it("makes createContext({ backend: 'webgpu' }) reject with that error", async () => {
+    stubNoAdapter();
+    await expect(createContext({ backend: 'webgpu' })).rejects.toThrow(DeviceUnavailableError);
+  });
+
+  it("makes createContext({ backend: 'auto' }) fall back to CPU cores", async () => {
+    stubNoAdapter();
+    const ctx = await createContext({ backend: 'auto', topology: { coresPerCluster: 2 } });
+    try {
+      expect(ctx.getAttribute('backend')).toBe('cpu');
+      expect(ctx.getAttribute('coreCount')).toBe(2);
+    } finally {
+      await ctx.destroy();
+    }
+  });
+});
+
+describe('options of the webgpu backend', () => {
+  it.each([
+    ['topology', { topology: { subs: 2 } }],
+    ['coreHeapLimitMB', { coreHeapLimitMB: 64 }],
+  ])('refuses %s, which only CPU cores have', async (name, options) => {
+    await expect(createContext({ backend: 'webgpu', ...options })).rejects.toThrow(
+      new OptionError(`${name} applies to the cpu backend only; the webgpu backend takes its shape from the GPU adapter`),
+    );
+  });
+
+  it('checks memorySize like the cpu backend does', async () => {
+    await expect(createContext({ backend: 'webgpu', memorySize: -1 })).rejects.toThrow(`memorySize must be an integer in [0, ${Number.MAX_SAFE_INTEGER}], got -1`);
+  });
+});
+
+describe.runIf(gpu.run)('a webgpu Context', () => {
+  let ctx: Context;
+
+  it('reports the adapter and the GPU in PXL terms', async () => {
+    ctx = await createContext({ backend: 'webgpu' });
+    try {
+      expect(ctx.getAttribute('backend')).toBe('webgpu');
+      expect(ctx.getAttribute('device')).toContain(gpu.reason);
+      const t = ctx.topology;
+      expect(t.subs).toBe(1);
+      expect(t.coresPerCluster).toBeGreaterThanOrEqual(1);
+      expect(t.coresPerCluster).toBeLessThanOrEqual(64);
+      // One invocation (MU core) per batch of the largest launch.
+      expect(ctx.getAttribute('coreCount')).toBeGreaterThanOrEqual(MaxTaskCount);
+      expect(ctx.getAttribute('availableSubCount')).toBe(1);
+      expect(ctx.getAttribute('memorySize')).toBeGreaterThan(0);
+    } finally {
+      await ctx.destroy();
+    }
+  });
+
+  it('takes memorySize as the budget of memAlloc', async () => {
+    ctx = await createContext({ backend: 'webgpu', memorySize: 4096 });
+    try {
+      expect(ctx.getAttribute('memorySize')).toBe(4096);
+      ctx.memAlloc(1000);
+      expect(ctx.availableMemSize).toBe(3096);
+    } finally {
+      await ctx.destroy();
+    }
+  });
+
+  it("is what 'auto' picks when the adapter is a hardware GPU, and CPU cores otherwise", async () => {
+    ctx = await createContext({ backend: 'auto' });
+    try {
+      expect(ctx.getAttribute('backend')).toBe(gpu.hardware ? 'webgpu' : 'cpu');
+    } finally {
+      await ctx.destroy();
+    }
+  });
+
+  it.runIf(!gpu.hardware)('says so when only a software adapter exists and a hardware one was asked for', async () => {
+    const err = await acquireGpuDevice({ hardwareOnly: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeviceUnavailableError);
+    expect((err as DeviceUnavailableError).message).toMatch(/^no hardware WebGPU adapter found; tried .*only a software adapter/);
+    expect((err as DeviceUnavailableError).message).toContain(INSTALL);
+  });
+
+  it('works through navigator.gpu, as in a browser', async () => {
+    const { create } = (await import('webgpu')) as unknown as { create: (flags: string[]) => GPU };
+    const native = await acquireGpuDevice();
+    const flags = native.route.includes('OpenGL') ? ['backend=opengl'] : [];
+    native.device.destroy();
+    vi.stubGlobal('navigator', { gpu: create(flags) });
+    const viaNavigator = await acquireGpuDevice();
+    try {
+      expect(viaNavigator.route).toMatch(/^navigator\.gpu/);
+      expect(viaNavigator.description).toBe(gpu.reason);
+    } finally {
+      viaNavigator.device.destroy();
+    }
+  });
+});
