@@ -10,7 +10,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { measure, waitUntil } from '../lib/stats.mjs';
-import { isEntryModule, startWorkers } from '../lib/workers.mjs';
+import { isEntryModule, serveLaunches, startWorkers } from '../lib/workers.mjs';
 
 const ROLE = 'pxl-bench-atomics-pool';
 const LINE = 16; // Int32 slots per 64-byte line
@@ -37,15 +37,8 @@ function workerMain() {
   const { sab, index, threads } = workerData;
   const ctl = new Int32Array(sab);
   const sink = new Float64Array(sab, (SINKS + index * LINE) * 4, 1);
-  let seen = 0;
-  Atomics.add(ctl, READY, 1);
-  Atomics.notify(ctl, READY);
-  for (;;) {
-    Atomics.wait(ctl, GEN, seen);
-    const gen = Atomics.load(ctl, GEN);
-    if (gen === seen) continue; // spurious wake-up
-    seen = gen;
-    if (ctl[PARAMS + 3] !== 0) break;
+  serveLaunches(ctl, GEN, READY, () => {
+    if (ctl[PARAMS + 3] !== 0) return false;
     const taskCount = ctl[PARAMS];
     const batchSize = ctl[PARAMS + 1];
     const batchCount = ctl[PARAMS + 2];
@@ -59,7 +52,8 @@ function workerMain() {
     }
     sink[0] = acc;
     if (Atomics.add(ctl, DONE, 1) + 1 === threads) Atomics.notify(ctl, DONE);
-  }
+    return true;
+  });
 }
 
 /**

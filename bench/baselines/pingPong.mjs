@@ -7,7 +7,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { median, waitUntil } from '../lib/stats.mjs';
-import { isEntryModule, startWorkers } from '../lib/workers.mjs';
+import { isEntryModule, serveLaunches, startWorkers } from '../lib/workers.mjs';
 
 const ROLE = 'pxl-bench-ping-pong';
 const LINE = 16; // Int32 slots per 64-byte line
@@ -19,17 +19,11 @@ const STOP = 3 * LINE;
 function workerMain() {
   const { sab, threads } = workerData;
   const ctl = new Int32Array(sab);
-  let seen = 0;
-  Atomics.add(ctl, READY, 1);
-  Atomics.notify(ctl, READY);
-  for (;;) {
-    Atomics.wait(ctl, GEN, seen);
-    const gen = Atomics.load(ctl, GEN);
-    if (gen === seen) continue;
-    seen = gen;
-    if (Atomics.load(ctl, STOP) !== 0) break;
+  serveLaunches(ctl, GEN, READY, () => {
+    if (Atomics.load(ctl, STOP) !== 0) return false;
     if (Atomics.add(ctl, ACK, 1) + 1 === threads) Atomics.notify(ctl, ACK);
-  }
+    return true;
+  });
 }
 
 /** One set of fresh workers; returns the sorted round-trip samples in µs. */

@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { measure, waitUntil } from '../lib/stats.mjs';
-import { isEntryModule, startWorkers } from '../lib/workers.mjs';
+import { isEntryModule, serveLaunches, startWorkers } from '../lib/workers.mjs';
 
 const ROLE = 'pxl-bench-triad';
 export const TRIAD_ELEMENTS = 16 * 1024 * 1024;
@@ -70,19 +70,13 @@ function workerMain() {
   const { ctlSab, xSab, ySab, lo, hi, a, threads } = workerData;
   const ctl = new Int32Array(ctlSab);
   const kernel = makeTriadKernel(new Float64Array(xSab), new Float64Array(ySab), a, lo, hi);
-  let seen = 0;
-  Atomics.add(ctl, READY, 1);
-  Atomics.notify(ctl, READY);
-  for (;;) {
-    Atomics.wait(ctl, GEN, seen);
-    const gen = Atomics.load(ctl, GEN);
-    if (gen === seen) continue;
-    seen = gen;
-    if (ctl[PARAMS + 1] !== 0) break;
+  serveLaunches(ctl, GEN, READY, () => {
+    if (ctl[PARAMS + 1] !== 0) return false;
     const passes = ctl[PARAMS];
     for (let p = 0; p < passes; p++) kernel();
     if (Atomics.add(ctl, DONE, 1) + 1 === threads) Atomics.notify(ctl, DONE);
-  }
+    return true;
+  });
 }
 
 /**

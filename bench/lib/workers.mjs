@@ -41,3 +41,21 @@ export function startWorkers(url, count, makeData, onFailure = () => {}) {
     },
   };
 }
+
+/**
+ * Worker side of the baselines' launch protocol: announce readiness on `ctl[ready]`, then sleep in
+ * Atomics.wait on the generation word `ctl[gen]` and call `onLaunch()` once per new generation
+ * (spurious wake-ups are ignored) until it returns false.
+ */
+export function serveLaunches(ctl, gen, ready, onLaunch) {
+  let seen = 0;
+  Atomics.add(ctl, ready, 1);
+  Atomics.notify(ctl, ready);
+  for (;;) {
+    Atomics.wait(ctl, gen, seen);
+    const g = Atomics.load(ctl, gen);
+    if (g === seen) continue;
+    seen = g;
+    if (!onLaunch()) return;
+  }
+}
