@@ -21,7 +21,8 @@ export type { LaunchPlan, LaunchShape, CorePlan } from './pxl/launchPlan.js';
 export { MaxKernelParams } from './pxl/arguments.js';
 export type { KernelArg, ConstantObject } from './pxl/arguments.js';
 export type { Topology } from './core/topology.js';
-export type { DType, TypedArrayOf } from './core/dtype.js';
+export { DTYPES } from './core/dtype.js';
+export type { AnyTypedArray, DType, TypedArrayMap, TypedArrayOf } from './core/dtype.js';
 export {
   PxlError,
   OptionError,
@@ -44,14 +45,18 @@ export type { PxlErrorCode } from './core/errors.js';
 
 // Pairwise PCF operations and their results.
 export { pdist, cdist, l2Kernel } from './pcf/operations.js';
-export type { PairwiseOptions, DistanceOptions, CdistOptions } from './pcf/operations.js';
+export type { PairwiseOptions, DistanceOptions, CdistOptions, PcfInput, PairwiseDevice } from './pcf/operations.js';
 export { Pcf, integrationLimit, FLOAT32_MAX } from './pcf/pcf.js';
-export type { PcfDtype } from './pcf/pcf.js';
-export { pcfSetFrom, pcfSetFromNested, pcfAt } from './pcf/pcfSet.js';
-export type { PcfSet, PcfLike, PcfData } from './pcf/pcfSet.js';
+export type { PcfArray, PcfDtype, PcfFromOptions } from './pcf/pcf.js';
+export { pcfSetFrom, pcfSetFromNested, pcfAt, MAX_SET_BREAKPOINTS } from './pcf/pcfSet.js';
+export type { PcfSet, PcfLike, PcfData, PcfSetOptions } from './pcf/pcfSet.js';
 export { lpDistance, lpNorm, l2InnerProduct } from './pcf/distance.js';
 export { parsePcfJson, readPcfFile } from './pcf/io.js';
+export type { ParsePcfOptions } from './pcf/io.js';
 export { encodeNpy, decodeNpy } from './pcf/npy.js';
+export type { NpyArray, NpyData } from './pcf/npy.js';
 export { randomPcfs } from './pcf/random.js';
+export type { RandomPcfsOptions } from './pcf/random.js';
 export { DistanceMatrix, SymmetricMatrix, DenseTensor } from './blocks/index.js';
-export type { BlockProgress, FloatDType } from './blocks/index.js';
+export type { BlockProgress, FloatArray, FloatDType } from './blocks/index.js';
+

@@ -5,12 +5,13 @@ import {
   DenseWriter,
   DistanceMatrix,
   DistanceMatrixWriter,
+  MultiDeviceBlockOp,
   runBlockPipeline,
   type BlockInfo,
   type BlockOp,
   type BufferSlot,
 } from '../src/blocks/index.js';
-import { CancelledError } from '../src/core/errors.js';
+import { CancelledError, OptionError } from '../src/core/errors.js';
 
 interface Storage {
   device: number;
@@ -125,5 +126,46 @@ describe('runBlockPipeline', () => {
     const { op, disposed } = recordingOp({ skipDiagAndAbove: false, failAt: 2 });
     await expect(runBlockPipeline(op, scheduler, new DenseWriter(new DenseTensor([12, 12])), { skip: 'none', devices: 2 })).rejects.toThrow('block 2 failed');
     expect(disposed.sort()).toEqual([0, 1]);
+  });
+});
+
+describe('MultiDeviceBlockOp', () => {
+  it('runs each pipeline device on its own op and device number, in the order listed', async () => {
+    const n = 40;
+    const scheduler = new BlockScheduler({ nRows: n, nCols: n, mode: 'lowerTriangle', maxOutputElements: 30 });
+    const first = recordingOp({ skipDiagAndAbove: true });
+    const second = recordingOp({ skipDiagAndAbove: true });
+    const op = new MultiDeviceBlockOp([
+      { op: first.op, device: 0 },
+      { op: second.op, device: 0 },
+      { op: first.op, device: 1 },
+    ]);
+    expect(op.devices).toBe(3);
+    expect(op.opOf(1)).toBe(second.op);
+    const perDevice = new Map<number, number[]>();
+    const m = new DistanceMatrix(n);
+    await runBlockPipeline(op, scheduler, new DistanceMatrixWriter(m), {
+      skip: 'lowerTriangleSkipDiag',
+      devices: op.devices,
+      onProgress: (p) => perDevice.set(p.device, [...(perDevice.get(p.device) ?? []), p.blocksDone]),
+    });
+    for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) expect(m.get(i, j)).toBe(i * 1000 + j + 1);
+    // Pipeline devices 0 and 2 are the first op's devices 0 and 1; device 1 is the second op's 0.
+    expect([...first.byDevice.keys()].sort()).toEqual([0, 1]);
+    expect([...second.byDevice.keys()]).toEqual([0]);
+    expect(first.byDevice.get(0)!.length).toBe(perDevice.get(0)!.length);
+    expect(first.byDevice.get(1)!.length).toBe(perDevice.get(2)!.length);
+    expect(second.byDevice.get(0)!.length).toBe(perDevice.get(1)!.length);
+    expect(first.disposed.sort()).toEqual([0, 1]);
+    expect(second.disposed).toEqual([0]);
+  });
+
+  it('refuses an empty device list and one device listed twice', () => {
+    const { op } = recordingOp({ skipDiagAndAbove: false });
+    expect(() => new MultiDeviceBlockOp([])).toThrow(new OptionError('a multi-device BlockOp needs at least one device'));
+    expect(() => new MultiDeviceBlockOp([{ op: op, device: 0 }, { op: op, device: 0 }])).toThrow(
+      new OptionError('devices 0 and 1 are the same device (0) of one op; each device needs its own storage'),
+    );
+    expect(() => new MultiDeviceBlockOp([{ op: op, device: 0 }]).opOf(1)).toThrow(new OptionError('device 1 is not one of the 1 devices'));
   });
 });

@@ -10,6 +10,8 @@ export interface BlockProgress {
   readonly blocksTotal: number;
   readonly pairsDone: number;
   readonly pairsTotal: number;
+  /** Which device (0 .. devices - 1, in the order the caller listed them) computed the block just scattered. */
+  readonly device: number;
 }
 
 export interface BlockPipelineOptions {
@@ -45,11 +47,11 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
   const stopped = (): boolean => failure !== undefined || options.signal?.aborted === true;
 
   const take = (): BlockInfo | undefined => (stopped() ? undefined : blocks[next++]);
-  const scatter = (storage: S, block: BlockInfo, slot: BufferSlot): void => {
+  const scatter = (storage: S, block: BlockInfo, slot: BufferSlot, device: number): void => {
     writer.write(block, op.outputBuffer(storage, slot));
     blocksDone++;
     pairsDone += pairsInBlock(options.skip, block);
-    options.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal });
+    options.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal, device });
   };
 
   const device = async (index: number): Promise<void> => {
@@ -61,14 +63,14 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
         op.outputBuffer(storage, slot).fill(0, 0, block.rowCount * block.colCount);
         const running = op.execBlock(storage, block, slot);
         try {
-          if (previous !== undefined) scatter(storage, previous.block, previous.slot);
+          if (previous !== undefined) scatter(storage, previous.block, previous.slot, index);
         } finally {
           await running;
         }
         previous = { block, slot };
         slot = slot === 0 ? 1 : 0;
       }
-      if (previous !== undefined && !stopped()) scatter(storage, previous.block, previous.slot);
+      if (previous !== undefined && !stopped()) scatter(storage, previous.block, previous.slot, index);
     } catch (error) {
       failure ??= { error };
     } finally {

@@ -19,4 +19,6 @@ export { maxSubsetElements, offsetData, offsetDataFrom, subset } from './offsetD
 export type { ChannelArray, ChannelCtor, ChannelsOf, OffsetData } from './offsetData.js';
 export type { BlockOp, BufferSlot } from './blockOp.js';
 export { runBlockPipeline } from './blockPipeline.js';
+export { MultiDeviceBlockOp } from './multiDeviceBlockOp.js';
+export type { DeviceSlot, MultiDeviceStorage } from './multiDeviceBlockOp.js';
 export type { BlockPipelineOptions, BlockProgress } from './blockPipeline.js';

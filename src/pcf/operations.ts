@@ -5,6 +5,7 @@ import {
   DistanceMatrix,
   DistanceMatrixWriter,
   maxOutputElementsFor,
+  MultiDeviceBlockOp,
   runBlockPipeline,
   SymmetricMatrix,
   SymmetricMatrixWriter,
@@ -17,16 +18,16 @@ import {
 } from '../blocks/index.js';
 import { availableParallelism } from 'node:os';
 import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
-import { checkOneOf } from '../core/validate.js';
+import { checkOneOf, describe } from '../core/validate.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
-import { createContext, type Context } from '../pxl/context.js';
-import type { Job } from '../pxl/job.js';
+import { Context, createContext } from '../pxl/context.js';
+import { Job } from '../pxl/job.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
 import { L2_INNER, pcfOp, type PcfOp } from './integrate.js';
 import { PCF_DTYPES } from './pcf.js';
-import { gpuOutputBudget, GpuPcfBlockOp, uploadGpuPcfSet } from './gpuBlockOp.js';
-import { PcfBlockOp, uploadPcfSet } from './pcfBlockOp.js';
+import { gpuKernelFor, gpuOutputBudget, GpuPcfBlockOp, uploadGpuPcfSet, type GpuPcfSet } from './gpuBlockOp.js';
+import { PcfBlockOp, uploadPcfSet, type DevicePcfSet } from './pcfBlockOp.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 
 /** Options every pairwise operation takes. */
@@ -61,7 +62,34 @@ export interface PairwiseOptions {
    * is given, else `'cpu'`. Without a context, `'gpu'` opens one for the call.
    */
   device?: 'cpu' | 'gpu';
+  /**
+   * Several devices at once, of either backend: every device pulls the next block from one shared
+   * queue, so faster devices take more blocks. Each entry is
+   * - a Job (of a CPU or a webgpu Context): one device;
+   * - a Context: one device per Sub it has free (a Job of one Sub each, made for the call; a GPU
+   *   has one Sub);
+   * - `'cpu'` or `'gpu'`: a Context of that kind opened for the call (CPU: one Sub per CPU), and
+   *   its devices as for a Context.
+   *
+   * `onProgress` reports the `device` that computed each block: its index in this list once every
+   * Context entry is expanded in place into its devices.
+   *
+   * When a GPU takes part the computation is float32: the input is converted to float32, the result
+   * is float32, and `dtype: 'float64'` is refused with UnsupportedError. CPU devices then integrate
+   * those float32 inputs in float64 and round each entry once, while the GPU sums in float32, so
+   * entries agree with a CPU-only or GPU-only run to float32 rounding (a few ulps per rectangle).
+   * Replaces `context`, `jobs` and `device`, which cannot be passed with it.
+   *
+   * @example
+   * const gpu = await createContext({ backend: 'webgpu' });
+   * const cpu = await createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } });
+   * const d = await pdist(X, { devices: [cpu.createJob(1), cpu.createJob(1), gpu] });
+   */
+  devices?: readonly PairwiseDevice[];
 }
+
+/** A device entry of {@link PairwiseOptions.devices}. */
+export type PairwiseDevice = Job | Context | 'cpu' | 'gpu';
 
 export interface DistanceOptions extends PairwiseOptions {
   /** Exponent of the Lp distance, >= 1. Integer p (1, 2, 3, ...) runs without a general power function. Default 1. */
@@ -73,7 +101,8 @@ export interface CdistOptions extends DistanceOptions {
   op?: 'distance' | 'l2Inner';
 }
 
-type PcfInput = PcfSet | readonly PcfLike[];
+/** PCFs as a validated set, or as a list of PCFs or breakpoint lists. */
+export type PcfInput = PcfSet | readonly PcfLike[];
 
 const CPU_OUTPUT_CAP = 1 << 22;
 const DEFAULT_MIN_BLOCK_SIDE = 64;
@@ -95,9 +124,10 @@ const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKern
  */
 export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise<DistanceMatrix> {
   const op = pcfOp(options.p ?? 1);
-  const set = toSet(X, requestedDtype(options));
+  const plan = planDevices(options);
+  const set = toSet(X, requestedDtype(plan, options));
   const result = new DistanceMatrix(set.count, resultDtype(set, options));
-  await run(set, set, op, 'lowerTriangle', 'lowerTriangleSkipDiag', new DistanceMatrixWriter(result), options);
+  await run(set, set, op, 'lowerTriangle', 'lowerTriangleSkipDiag', new DistanceMatrixWriter(result), plan, options);
   return result;
 }
 
@@ -108,9 +138,10 @@ export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise
  * @example (await l2Kernel([[[0, 4], [3, 0]], [[0, 2], [3, 0]]])).toSquare() // [[48, 24], [24, 12]]
  */
 export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Promise<SymmetricMatrix> {
-  const set = toSet(X, requestedDtype(options));
+  const plan = planDevices(options);
+  const set = toSet(X, requestedDtype(plan, options));
   const result = new SymmetricMatrix(set.count, resultDtype(set, options));
-  await run(set, set, L2_INNER, 'lowerTriangle', 'lowerTriangle', new SymmetricMatrixWriter(result), options);
+  await run(set, set, L2_INNER, 'lowerTriangle', 'lowerTriangle', new SymmetricMatrixWriter(result), plan, options);
   return result;
 }
 
@@ -121,28 +152,103 @@ export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Prom
 export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}): Promise<DenseTensor> {
   const kind = checkOneOf('op', options.op ?? 'distance', ['distance', 'l2Inner']);
   const op = kind === 'l2Inner' ? L2_INNER : pcfOp(options.p ?? 1);
-  const xs = toSet(X, requestedDtype(options));
+  const plan = planDevices(options);
+  const xs = toSet(X, requestedDtype(plan, options));
   const ys = toSet(Y, options.dtype ?? xs.dtype);
   if (xs.dtype !== ys.dtype) throw new OptionError(`X and Y must have the same dtype, got '${xs.dtype}' and '${ys.dtype}'; pass dtype to convert both`);
   const result = new DenseTensor([...xs.shape, ...ys.shape], resultDtype(xs, options));
-  await run(xs, ys, op, 'full', 'none', new DenseWriter(result, ys.count), options);
+  await run(xs, ys, op, 'full', 'none', new DenseWriter(result, ys.count), plan, options);
   return result;
 }
 
-function onGpu(options: PairwiseOptions): boolean {
-  const device = options.device === undefined ? undefined : checkOneOf('device', options.device, ['cpu', 'gpu']);
-  const backend = options.context?.getAttribute('backend');
-  if (device !== undefined && backend !== undefined && (device === 'gpu') !== (backend === 'webgpu')) {
-    throw new OptionError(`device '${device}' does not match the context, whose backend is '${backend}'; pass a context of that kind or leave device out`);
-  }
-  return device === 'gpu' || backend === 'webgpu';
+type DeviceKind = 'cpu' | 'gpu';
+
+/** One device entry, resolved: of which kind, and on which Context (undefined: one opened for the call). */
+type DeviceEntry =
+  | { readonly kind: DeviceKind; readonly job: Job; readonly context: Context }
+  | { readonly kind: DeviceKind; readonly job?: undefined; readonly context: Context | undefined };
+
+/** The devices a call runs on, in the order their blocks are numbered; checked before any work. */
+interface DevicePlan {
+  readonly entries: readonly DeviceEntry[];
+  /** Whether a GPU takes part, and whether only GPUs do. */
+  readonly gpu: boolean;
+  readonly gpuOnly: boolean;
 }
 
-/** The dtype to convert the input to: the caller's, or float32 on a GPU, which has no float64. */
-function requestedDtype(options: PairwiseOptions): FloatDType | undefined {
-  if (!onGpu(options)) return options.dtype;
+function kindOf(ctx: Context): DeviceKind {
+  return ctx.getAttribute('backend') === 'webgpu' ? 'gpu' : 'cpu';
+}
+
+function contextOf(job: Job, what: string): Context {
+  const owner = job.owner;
+  if (!(owner instanceof Context)) throw new OptionError(`${what} is a Job whose Context cannot be found`);
+  return owner;
+}
+
+/**
+ * Resolves `devices`, or `context`, `jobs` and `device`, into device entries, synchronously, so
+ * option errors (and the float64 refusal) come before any Context is opened.
+ */
+function planDevices(options: PairwiseOptions): DevicePlan {
+  const entries = options.devices === undefined ? legacyEntries(options) : deviceEntries(options);
+  const gpu = entries.some((e) => e.kind === 'gpu');
+  return { entries, gpu, gpuOnly: gpu && entries.every((e) => e.kind === 'gpu') };
+}
+
+function deviceEntries(options: PairwiseOptions): DeviceEntry[] {
+  const devices = options.devices!;
+  const clash = (['context', 'jobs', 'device'] as const).filter((k) => options[k] !== undefined);
+  if (clash.length > 0) throw new OptionError(`devices replaces ${clash.join(' and ')}: list every Job or Context in devices instead`);
+  if (!Array.isArray(devices) || devices.length === 0) throw new OptionError(`devices must be a non-empty array of Jobs, Contexts, 'cpu' or 'gpu', got ${describe(devices)}`);
+  const seen = new Set<unknown>();
+  return devices.map((d: unknown, i): DeviceEntry => {
+    const what = `devices[${i}]`;
+    if (seen.has(d)) throw new OptionError(`${what} is listed twice; list each Job, Context, 'cpu' and 'gpu' once (a Context already runs on all its free Subs)`);
+    seen.add(d);
+    if (d === 'cpu' || d === 'gpu') return { kind: d, context: undefined };
+    if (d instanceof Context) return { kind: kindOf(d), context: d };
+    if (d instanceof Job) {
+      const context = contextOf(d, what);
+      return { kind: kindOf(context), job: d, context };
+    }
+    throw new OptionError(`${what} must be a Job, a Context, 'cpu' or 'gpu', got ${describe(d)}`);
+  });
+}
+
+/** The single-device options: `context` and `jobs` on it, or `device`. */
+function legacyEntries(options: PairwiseOptions): DeviceEntry[] {
+  const device = options.device === undefined ? undefined : checkOneOf('device', options.device, ['cpu', 'gpu']);
+  const ctx = options.context;
+  const jobs = options.jobs;
+  if (ctx !== undefined) {
+    const backend = ctx.getAttribute('backend');
+    if (device !== undefined && (device === 'gpu') !== (backend === 'webgpu')) {
+      throw new OptionError(`device '${device}' does not match the context, whose backend is '${backend}'; pass a context of that kind or leave device out`);
+    }
+  }
+  if (jobs === undefined) return [{ kind: ctx !== undefined ? kindOf(ctx) : device ?? 'cpu', context: ctx }];
+  if (jobs.length === 0) throw new OptionError('jobs must list at least one Job');
+  return jobs.map((job, i) => {
+    const what = `jobs[${i}]`;
+    if (!(job instanceof Job)) throw new OptionError(`${what} must be a Job, got ${describe(job)}`);
+    const context = contextOf(job, what);
+    if (ctx !== undefined && context !== ctx) throw new OptionError(`${what} is a Job of another Context than context; pass Jobs of context, or list Jobs of several Contexts in devices`);
+    const kind = kindOf(context);
+    if (device !== undefined && device !== kind) throw new OptionError(`device '${device}' does not match ${what}, a Job of a '${context.getAttribute('backend')}' Context; leave device out`);
+    return { kind, job, context };
+  });
+}
+
+/** The dtype to convert the input to: the caller's, or float32 when a GPU takes part (no float64 in WGSL). */
+function requestedDtype(plan: DevicePlan, options: PairwiseOptions): FloatDType | undefined {
+  if (!plan.gpu) return options.dtype;
   if (options.dtype === 'float64') {
-    throw new UnsupportedError("dtype 'float64' cannot run on the GPU: WGSL has no 64-bit floats; pass dtype: 'float32', or device: 'cpu' for float64");
+    throw new UnsupportedError(
+      plan.gpuOnly
+        ? "dtype 'float64' cannot run on the GPU: WGSL has no 64-bit floats; pass dtype: 'float32', or device: 'cpu' for float64"
+        : "dtype 'float64' cannot run when a GPU is one of the devices: WGSL has no 64-bit floats, so a run with a GPU computes in float32; pass dtype: 'float32', or only CPU devices for float64",
+    );
   }
   return 'float32';
 }
@@ -165,54 +271,96 @@ function isSet(input: PcfInput): input is PcfSet {
   return !Array.isArray(input) && typeof (input as PcfSet).count === 'number' && (input as PcfSet).offsets instanceof Uint32Array;
 }
 
-async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip: TriangleSkipMode, writer: ResultWriter, options: PairwiseOptions): Promise<void> {
+/** One Context taking part in a run, with the Jobs that are its devices. */
+interface ContextRun {
+  readonly kind: DeviceKind;
+  readonly ctx: Context;
+  /** Opened for this call (destroyed after it). */
+  readonly own: boolean;
+  readonly jobs: Job[];
+  /** Jobs made for this call on a caller's Context (destroyed after it). */
+  readonly ownJobs: Job[];
+  readonly uploads: { readonly pointers: readonly DevicePtr[] }[];
+  op?: BlockOp<unknown>;
+}
+
+async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip: TriangleSkipMode, writer: ResultWriter, plan: DevicePlan, options: PairwiseOptions): Promise<void> {
   const signal = options.signal;
   if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
   if (rows.count === 0 || cols.count === 0 || (mode === 'lowerTriangle' && skip === 'lowerTriangleSkipDiag' && rows.count < 2)) return;
 
-  const gpu = onGpu(options);
-  const ctx = options.context ?? (await createContext(gpu ? { backend: 'webgpu' } : { topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } }));
-  const ownJobs = options.jobs === undefined ? Array.from({ length: ctx.availableSubCount }, () => ctx.createJob(1)) : [];
-  const jobs = options.jobs ?? ownJobs;
-  if (jobs.length === 0) throw new OptionError(options.jobs === undefined ? 'the Context has no free Sub to run on: destroy a Job or pass jobs' : 'jobs must list at least one Job');
-  const uploads: { readonly pointers: readonly DevicePtr[] }[] = [];
+  const runs = new Map<Context | DeviceKind, ContextRun>();
+  /** The devices in order: which Context runs each, and its Job there. */
+  const slots: { run: ContextRun; job: Job }[] = [];
   try {
-    const kernel = gpu ? 'pcf_block_l1' : 'pcf_block';
-    const mod = await kernelsFor(ctx, gpu ? gpuKernelsUrl : kernelsUrl);
-    for (const job of jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
+    for (const entry of plan.entries) {
+      const key = entry.context ?? entry.kind;
+      let r = runs.get(key);
+      if (r === undefined) {
+        const ctx = entry.context ?? (await createContext(entry.kind === 'gpu' ? { backend: 'webgpu' } : { topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } }));
+        r = { kind: entry.kind, ctx, own: entry.context === undefined, jobs: [], ownJobs: [], uploads: [] };
+        runs.set(key, r);
+      }
+      if (entry.job !== undefined) {
+        if (r.jobs.includes(entry.job)) continue;
+        r.jobs.push(entry.job);
+        slots.push({ run: r, job: entry.job });
+        continue;
+      }
+      const free = r.ctx.availableSubCount;
+      if (free === 0) throw new OptionError(plan.entries.length === 1 ? 'the Context has no free Sub to run on: destroy a Job or pass jobs' : 'a Context in devices has no free Sub to run on: destroy a Job or list its Jobs instead');
+      for (let k = 0; k < free; k++) {
+        const job = r.ctx.createJob(1);
+        r.ownJobs.push(job);
+        r.jobs.push(job);
+        slots.push({ run: r, job });
+      }
+    }
+
     const dtype = resultDtype(rows, options);
     const bytes = dtype === 'float32' ? 4 : 8;
+    const budgets = [...runs.values()].map((r) => (r.kind === 'gpu' ? gpuOutputBudget(r.ctx.availableMemSize) : Math.max(1, Math.min(CPU_OUTPUT_CAP, maxOutputElementsFor(r.ctx.availableMemSize, bytes)))));
     const scheduler = new BlockScheduler({
       nRows: rows.count,
       nCols: cols.count,
       mode,
-      maxOutputElements: options.maxOutputElements ?? (gpu ? gpuOutputBudget(ctx.availableMemSize) : Math.max(1, Math.min(CPU_OUTPUT_CAP, maxOutputElementsFor(ctx.availableMemSize, bytes)))),
-      nSplitsHint: options.nSplitsHint ?? (gpu ? GPU_SPLITS : 32) * jobs.length,
-      minBlockSide: options.minBlockSide ?? (gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
+      maxOutputElements: options.maxOutputElements ?? Math.min(...budgets),
+      nSplitsHint: options.nSplitsHint ?? slots.reduce((n, s) => n + (s.run.kind === 'gpu' ? GPU_SPLITS : 32), 0),
+      minBlockSide: options.minBlockSide ?? (plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
     });
-    if (gpu && scheduler.maxBlockElements > MaxTaskCount) {
+    if (plan.gpu && scheduler.maxBlockElements > MaxTaskCount) {
       throw new OptionError(`on the GPU a block is one launch of at most ${MaxTaskCount} pairs, but these options give blocks of ${scheduler.maxBlockElements}: lower maxOutputElements or minBlockSide (at most 1023)`);
     }
-    const upload = gpu ? uploadGpuPcfSet : uploadPcfSet;
-    const r = await upload(ctx, rows);
-    uploads.push(r);
-    const c = cols === rows ? r : await upload(ctx, cols);
-    if (c !== r) uploads.push(c);
-    const blockOp: BlockOp<unknown> = gpu
-      ? new GpuPcfBlockOp(ctx, jobs, r as Awaited<ReturnType<typeof uploadGpuPcfSet>>, c as Awaited<ReturnType<typeof uploadGpuPcfSet>>, op, skip)
-      : new PcfBlockOp(ctx, jobs, r as Awaited<ReturnType<typeof uploadPcfSet>>, c as Awaited<ReturnType<typeof uploadPcfSet>>, op, skip, dtype, rows.dtype);
+
+    for (const r of runs.values()) {
+      const gpu = r.kind === 'gpu';
+      const kernel = gpu ? gpuKernelFor(op).kernel : 'pcf_block';
+      const mod = await kernelsFor(r.ctx, gpu ? gpuKernelsUrl : kernelsUrl);
+      for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
+      const upload = gpu ? uploadGpuPcfSet : uploadPcfSet;
+      const rowData = await upload(r.ctx, rows);
+      r.uploads.push(rowData);
+      const colData = cols === rows ? rowData : await upload(r.ctx, cols);
+      if (colData !== rowData) r.uploads.push(colData);
+      r.op = gpu
+        ? new GpuPcfBlockOp(r.ctx, r.jobs, rowData as GpuPcfSet, colData as GpuPcfSet, op, skip)
+        : new PcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet, colData as DevicePcfSet, op, skip, dtype, rows.dtype);
+    }
+    const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
     await runBlockPipeline(blockOp, scheduler, writer, {
       skip,
-      devices: jobs.length,
+      devices: blockOp.devices,
       ...(signal === undefined ? {} : { signal }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     });
   } finally {
-    if (options.context === undefined) {
-      await ctx.destroy();
-    } else {
-      for (const u of uploads) for (const ptr of u.pointers) ctx.memFree(ptr);
-      for (const job of ownJobs) ctx.destroyJob(job);
+    for (const r of runs.values()) {
+      if (r.own) {
+        await r.ctx.destroy();
+      } else {
+        for (const u of r.uploads) for (const ptr of u.pointers) r.ctx.memFree(ptr);
+        for (const job of r.ownJobs) r.ctx.destroyJob(job);
+      }
     }
   }
 }

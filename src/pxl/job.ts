@@ -38,6 +38,11 @@ export class Job {
     this.#stream = new Stream(site.owner, undefined, `default stream of Job ${nextJobId++}`);
   }
 
+  /** @internal The Context that created this Job. */
+  get owner(): object {
+    return this.#site.owner;
+  }
+
   /** Sub ids this Job owns, in the order it acquired them. */
   get subs(): readonly number[] {
     return [...this.#subs];

@@ -34,7 +34,7 @@ export interface LaunchShape {
 
 /** One core's share: batches `firstBatch + k * batchStride` for `k < batchCount`. */
 export interface CorePlan {
-  /** Global core index (see {@link coreIndex}). */
+  /** Global core index: (sub * clustersPerSub + cluster) * coresPerCluster + core in cluster. */
   core: number;
   firstBatch: number;
   batchStride: number;

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cdist, createContext, l2Kernel, OptionError, pdist, randomPcfs, UnsupportedError, type BlockProgress, type Context } from '../src/index.js';
+import { gpu } from './fixtures/wgslGpu.js';
+
+/**
+ * Multi-device pairwise operations: blocks of one matrix spread over CPU core Jobs of several
+ * Contexts and over the GPU, each device pulling from one shared queue.
+ */
+
+/** Blocks each device computed, from onProgress. */
+function blockCounter(): { onProgress: (p: BlockProgress) => void; perDevice: Map<number, number> } {
+  const perDevice = new Map<number, number>();
+  return { onProgress: (p) => perDevice.set(p.device, (perDevice.get(p.device) ?? 0) + 1), perDevice };
+}
+
+/** Worst difference relative to the largest entry (float32 accumulation error, as in webgpuPcf.test.ts). */
+function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance = 5e-6): void {
+  expect(actual.length).toBe(expected.length);
+  let scale = 1;
+  for (let k = 0; k < expected.length; k++) scale = Math.max(scale, Math.abs(expected[k]!));
+  let worst = 0;
+  for (let k = 0; k < expected.length; k++) worst = Math.max(worst, Math.abs(actual[k]! - expected[k]!));
+  expect(worst / scale).toBeLessThan(tolerance);
+}
+
+// Small blocks, so every device gets several, with partial and diagonal ones among them.
+const blocks = { maxOutputElements: 2000, minBlockSide: 16 };
+
+describe('pairwise operations over several CPU Contexts', () => {
+  let a: Context;
+  let b: Context;
+  const set = randomPcfs({ n: 120, points: 15, seed: 11 });
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([
+      createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } }),
+      createContext({ topology: { subs: 1, clustersPerSub: 1, coresPerCluster: 2 } }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.destroy(), b?.destroy()]);
+  });
+
+  it('spreads the blocks of one pdist over Jobs of two Contexts and gives the same matrix, exactly', async () => {
+    const jobs = [a.createJob(1), b.createJob(1), a.createJob(1)];
+    try {
+      const { onProgress, perDevice } = blockCounter();
+      const d = await pdist(set, { devices: jobs, p: 2, onProgress, ...blocks });
+      const alone = await pdist(set, { context: a, jobs: [jobs[0]!], p: 2, ...blocks });
+      expect(d.dtype).toBe('float64');
+      expect(Array.from(d.condensed)).toEqual(Array.from(alone.condensed));
+      expect([...perDevice.keys()].sort()).toEqual([0, 1, 2]);
+    } finally {
+      a.destroyJob(jobs[0]!);
+      b.destroyJob(jobs[1]!);
+      a.destroyJob(jobs[2]!);
+    }
+  });
+
+  it('expands a Context entry into one device per free Sub, in place', async () => {
+    const { onProgress, perDevice } = blockCounter();
+    const job = b.createJob();
+    try {
+      // a has 2 free Subs: devices 0 and 1; b's Job is device 2.
+      const k = await l2Kernel(set, { devices: [a, job], onProgress, ...blocks });
+      expectClose(k.packed, (await l2Kernel(set, { context: b, jobs: [job] })).packed, 1e-15);
+      expect([...perDevice.keys()].sort()).toEqual([0, 1, 2]);
+    } finally {
+      b.destroyJob(job);
+    }
+    expect(a.availableSubCount).toBe(2);
+  });
+
+  it('runs cdist on Jobs passed without their Context', async () => {
+    const ys = randomPcfs({ n: 40, points: 9, seed: 12 });
+    const jobs = [a.createJob(1), b.createJob(1)];
+    try {
+      const t = await cdist(set, ys, { jobs, ...blocks });
+      expect(Array.from(t.data)).toEqual(Array.from((await cdist(set, ys, { context: a, ...blocks })).data));
+    } finally {
+      a.destroyJob(jobs[0]!);
+      b.destroyJob(jobs[1]!);
+    }
+  });
+
+  it('frees what it allocated and returns the Subs it took', async () => {
+    const before = [a.availableMemSize, b.availableMemSize];
+    await pdist(set, { devices: [a, b], ...blocks });
+    expect([a.availableMemSize, b.availableMemSize]).toEqual(before);
+    expect([a.availableSubCount, b.availableSubCount]).toEqual([2, 1]);
+  });
+
+  it('refuses devices it cannot run on with messages that say what to pass', async () => {
+    const job = a.createJob(1);
+    try {
+      await expect(pdist(set, { devices: [], ...blocks })).rejects.toThrow(new OptionError("devices must be a non-empty array of Jobs, Contexts, 'cpu' or 'gpu', got an array of length 0"));
+      await expect(pdist(set, { devices: [job, job] })).rejects.toThrow(
+        new OptionError("devices[1] is listed twice; list each Job, Context, 'cpu' and 'gpu' once (a Context already runs on all its free Subs)"),
+      );
+      await expect(pdist(set, { devices: [a], context: a })).rejects.toThrow(new OptionError('devices replaces context: list every Job or Context in devices instead'));
+      await expect(pdist(set, { devices: ['tpu' as 'cpu'] })).rejects.toThrow(new OptionError("devices[0] must be a Job, a Context, 'cpu' or 'gpu', got 'tpu'"));
+      await expect(pdist(set, { context: b, jobs: [job] })).rejects.toThrow(
+        new OptionError('jobs[0] is a Job of another Context than context; pass Jobs of context, or list Jobs of several Contexts in devices'),
+      );
+      const all = b.createJob();
+      try {
+        await expect(pdist(set, { devices: [a, b] })).rejects.toThrow(new OptionError('a Context in devices has no free Sub to run on: destroy a Job or list its Jobs instead'));
+      } finally {
+        b.destroyJob(all);
+      }
+    } finally {
+      a.destroyJob(job);
+    }
+  });
+});
+
+describe.runIf(gpu.run)('pairwise operations over CPU cores and the GPU at once', () => {
+  let cpu: Context;
+  let gpuCtx: Context;
+  const xs = randomPcfs({ n: 150, points: 20, seed: 7, dtype: 'float32' });
+
+  beforeAll(async () => {
+    [cpu, gpuCtx] = await Promise.all([createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } }), createContext({ backend: 'webgpu' })]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([cpu?.destroy(), gpuCtx?.destroy()]);
+  });
+
+  it.each([1, 2.5])('pdist (p = %s) split between two CPU core Jobs and the GPU equals CPU alone and GPU alone', async (p) => {
+    const cpuJobs = [cpu.createJob(1), cpu.createJob(1)];
+    const gpuJob = gpuCtx.createJob();
+    try {
+      const { onProgress, perDevice } = blockCounter();
+      const mixed = await pdist(xs, { devices: [cpuJobs[0]!, gpuJob, cpuJobs[1]!], p, onProgress, ...blocks });
+      expect(mixed.dtype).toBe('float32');
+      // Every device computed blocks: two CPU Jobs (devices 0 and 2) and the GPU (device 1).
+      expect([...perDevice.keys()].sort()).toEqual([0, 1, 2]);
+      const onCpu = await pdist(xs, { context: cpu, jobs: cpuJobs, p, ...blocks });
+      const onGpu = await pdist(xs, { context: gpuCtx, jobs: [gpuJob], p, ...blocks });
+      expectClose(mixed.condensed, onCpu.condensed);
+      expectClose(mixed.condensed, onGpu.condensed);
+    } finally {
+      for (const job of cpuJobs) cpu.destroyJob(job);
+      gpuCtx.destroyJob(gpuJob);
+    }
+  });
+
+  it('takes Contexts and device names, for l2Kernel and cdist', async () => {
+    const ys = randomPcfs({ n: 60, points: 11, seed: 8, dtype: 'float32' });
+    const { onProgress, perDevice } = blockCounter();
+    const k = await l2Kernel(xs, { devices: [gpuCtx, cpu], onProgress, ...blocks });
+    expect([...perDevice.keys()].sort()).toEqual([0, 1, 2]);
+    expectClose(k.packed, (await l2Kernel(xs, { context: cpu, ...blocks })).packed);
+    const t = await cdist(xs, ys, { devices: ['cpu', gpuCtx], op: 'distance', p: 2, ...blocks });
+    expectClose(t.data, (await cdist(xs, ys, { context: gpuCtx, p: 2, ...blocks })).data);
+    expect([cpu.availableSubCount, gpuCtx.availableSubCount]).toEqual([2, 1]);
+  });
+
+  it('converts float64 input to float32 and refuses dtype float64 when a GPU takes part', async () => {
+    const set = randomPcfs({ n: 80, points: 10, seed: 3 });
+    const mixed = await pdist(set, { devices: [cpu, gpuCtx], ...blocks });
+    expect(mixed.dtype).toBe('float32');
+    expectClose(mixed.condensed, (await pdist(set, { context: cpu, dtype: 'float32', ...blocks })).condensed);
+    await expect(pdist(set, { devices: [cpu, gpuCtx], dtype: 'float64' })).rejects.toThrow(
+      new UnsupportedError(
+        "dtype 'float64' cannot run when a GPU is one of the devices: WGSL has no 64-bit floats, so a run with a GPU computes in float32; pass dtype: 'float32', or only CPU devices for float64",
+      ),
+    );
+    await expect(pdist(set, { devices: [gpuCtx], dtype: 'float64' })).rejects.toBeInstanceOf(UnsupportedError);
+  });
+
+  it("frees what it allocated on the callers' Contexts", async () => {
+    const before = [cpu.availableMemSize, gpuCtx.availableMemSize];
+    await pdist(xs, { devices: [cpu, gpuCtx], ...blocks });
+    expect([cpu.availableMemSize, gpuCtx.availableMemSize]).toEqual(before);
+  });
+});
