@@ -22,7 +22,8 @@ export type PxlErrorCode =
   | 'PXL_UNSUPPORTED'
   | 'PXL_LOGIC'
   | 'PXL_INVALID_GEOMETRY'
-  | 'PXL_RANGE_MAPPER';
+  | 'PXL_RANGE_MAPPER'
+  | 'PXL_TASK_GRAPH';
 
 /** Base class of all pxl errors. */
 export class PxlError extends Error {
@@ -207,5 +208,21 @@ export class RangeMapperError extends PxlError {
     this.mapper = mapper;
     this.kernelDims = kernelDims;
     this.bufferDims = bufferDims;
+  }
+}
+
+/**
+ * A task of the task graph cannot be built or did not run: producer accesses of different chunks
+ * overlap, a read of never-written data under the 'throw' policy, a kernel that failed, or a task
+ * whose dependency failed. `task` and `buffer` name the task (`T3`) and buffer (`B0`) at fault where
+ * one is; the failure from below, if any, is the `cause`.
+ */
+export class TaskGraphError extends PxlError {
+  readonly task: string | undefined;
+  readonly buffer: string | undefined;
+  constructor(message: string, where: { task?: string; buffer?: string } = {}, options?: { cause?: unknown }) {
+    super('PXL_TASK_GRAPH', message, options);
+    this.task = where.task;
+    this.buffer = where.buffer;
   }
 }

@@ -20,6 +20,8 @@ export type {
   WgslScalarType,
 } from './kernel.js';
 export { NDView, PointerView } from './views.js';
+export { defineChunkKernel, CHUNK_ROW } from './chunkKernel.js';
+export type { ChunkView, ChunkKernelFn, ChunkKernelSpec } from './chunkKernel.js';
 export type { AnyTypedArray } from '../core/dtype.js';
 
 /** Index of the running task, in [0, getTaskCount()). In a batch kernel: the batch's first task. */

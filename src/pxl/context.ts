@@ -11,6 +11,7 @@ import { KernelModule } from './kernelModule.js';
 import { MaxTaskCount } from './launchPlan.js';
 import { DefaultStreamLimit, Stream } from './stream.js';
 import { Tracer, writeTrace, type ChromeTrace } from './trace.js';
+import { Queue, type QueueOptions } from '../graph/queue.js';
 
 /** Options of {@link createContext}. */
 export interface ContextOptions {
@@ -277,6 +278,19 @@ export class Context {
     if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
     this.#streams.delete(stream);
     stream.destroy();
+  }
+
+  /**
+   * Creates a task queue: buffers, and tasks whose dependencies pxl finds from the regions their
+   * range mappers touch (see docs/task-graph.md). Without `options.job` the queue makes a Job of
+   * every free Sub and destroys it with the queue.
+   * @throws OptionError for an invalid option; NoSubAvailableError when no Sub is free for the
+   *   queue's Job; UnsupportedError on a backend other than cpu; StateError once destroyed.
+   * @example const q = ctx.createQueue({ chunks: 4 });
+   */
+  createQueue(options?: QueueOptions): Queue {
+    this.#alive();
+    return new Queue(this, options);
   }
 
   /**

@@ -1,0 +1,307 @@
+import { boxArea, boxOf, boxOfRange, formatBox, type Box } from '../core/box.js';
+import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
+import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
+import { ArgumentError, invariant, KernelNotFoundError, OptionError, StateError, UnsupportedError } from '../core/errors.js';
+import { range as makeRange, rangeSize } from '../core/range.js';
+import { contains, regionOf } from '../core/region.js';
+import type { Subrange } from '../core/subrange.js';
+import { checkInteger, describe } from '../core/validate.js';
+import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
+import type { Context } from '../pxl/context.js';
+import { Job } from '../pxl/job.js';
+import type { KernelModule } from '../pxl/kernelModule.js';
+import { NDArray } from '../pxl/ndarray.js';
+import { accessOf } from './accessMode.js';
+import { Accessor } from './accessor.js';
+import { copyInitialData, dtypeOfSpec, GraphBuffer, type BufferId, type DTypeOfSpec, type ElementSpec } from './buffer.js';
+import { CommandGroup } from './commandGroup.js';
+import { Executor, type TaskRun } from './executor.js';
+import { Launcher } from './launcher.js';
+import { split } from './split.js';
+import type { GraphWarning, TaskRecord } from './task.js';
+import { TaskGraph, type UninitializedReadPolicy } from './taskGraph.js';
+
+/** Options of `Context.createQueue`. */
+export interface QueueOptions {
+  /**
+   * The Job whose cores run the queue's kernels; load kernel modules into it or with `q.load`.
+   * Default: a new Job of every free Sub, destroyed with the queue.
+   */
+  job?: Job;
+  /** Chunks each kernel task is split into, in [1, 1024]. Default: the Job's core count. */
+  chunks?: number;
+  /** Tasks running at once, in [1, 1024]; ready tasks beyond it wait in submission order. Default 16. */
+  maxTasksInFlight?: number;
+  /** Reads of never-written points: `'warn'` (default) reports through `onWarning`, `'throw'` refuses the task, `'ignore'`. */
+  uninitializedReads?: UninitializedReadPolicy;
+  /** Receives the graph's warnings. Default: `process.emitWarning`. */
+  onWarning?: (warning: GraphWarning) => void;
+  /** Receives every task the graph builds (kernels, fences, buffer inits), as it is submitted. */
+  onTask?: (task: TaskRecord) => void;
+}
+
+/** Options of `Queue.buffer`. */
+export interface BufferOptions {
+  /** Initial contents, row-major, one value per element; copied at the call. Default: unwritten (zeros). */
+  init?: ArrayLike<number> | ArrayLike<bigint>;
+  /** A name for diagnostics: `buffer B0 'grid'`. */
+  name?: string;
+}
+
+const DEFAULT_IN_FLIGHT = 16;
+
+/**
+ * A task queue: buffers, and tasks that read and write them through range-mapped accessors. pxl
+ * finds each task's dependencies from the regions it touches, splits each kernel into one chunk per
+ * core, and runs independent tasks at the same time on the cores of the queue's Job. Made by
+ * `ctx.createQueue()`; every method runs on the main thread.
+ *
+ * @example
+ * ```ts
+ * const q = ctx.createQueue();
+ * q.load(await ctx.createModule(new URL('./kernels.ts', import.meta.url)));
+ * const a = q.buffer(Float32Array, [1024, 1024], { init: data });
+ * const b = q.buffer(Float32Array, [1024, 1024]);
+ * q.submit((cg) => {
+ *   const src = cg.read(a, access.neighborhood([1, 1]));
+ *   const dst = cg.write(b, access.oneToOne(), { noInit: true });
+ *   cg.parallelFor([1024, 1024], 'stencil', src, dst);
+ * });
+ * const result = await q.fence(b);   // a Float32Array copy of b once every writer is done
+ * ```
+ */
+export class Queue {
+  readonly #ctx: Context;
+  readonly #job: Job;
+  readonly #ownsJob: boolean;
+  readonly #chunks: number;
+  readonly #graph: TaskGraph;
+  readonly #executor: Executor;
+  readonly #launcher: Launcher;
+  readonly #onTask: ((task: TaskRecord) => void) | undefined;
+  readonly #modules: KernelModule[] = [];
+  readonly #buffers: GraphBuffer[] = [];
+  #destroyed = false;
+
+  /**
+   * @internal Use `ctx.createQueue()`.
+   * @throws {OptionError} for an invalid option; UnsupportedError on a backend other than cpu.
+   */
+  constructor(ctx: Context, options: QueueOptions = {}) {
+    if (ctx.getAttribute('backend') !== 'cpu') {
+      throw new UnsupportedError('queues run chunk kernels on CPU cores for now; create the Context with the cpu backend');
+    }
+    if (options.job !== undefined && !(options.job instanceof Job)) throw new OptionError(`job must be a Job made by ctx.createJob(), got ${describe(options.job)}`);
+    if (options.onTask !== undefined && typeof options.onTask !== 'function') throw new OptionError('onTask must be a function');
+    if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new OptionError('onWarning must be a function');
+    const inFlight = checkInteger('maxTasksInFlight', options.maxTasksInFlight ?? DEFAULT_IN_FLIGHT, 1, 1024);
+    if (options.chunks !== undefined) checkInteger('chunks', options.chunks, 1, 1024);
+    this.#graph = new TaskGraph({
+      ...(options.uninitializedReads === undefined ? {} : { uninitializedReads: options.uninitializedReads }),
+      ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+    });
+    this.#ctx = ctx;
+    this.#ownsJob = options.job === undefined;
+    this.#job = options.job ?? ctx.createJob();
+    this.#chunks = options.chunks ?? this.#job.coreCount;
+    this.#executor = new Executor(inFlight);
+    this.#launcher = new Launcher(ctx, this.#job);
+    this.#onTask = options.onTask;
+  }
+
+  /** The Job whose cores run the kernels. */
+  get job(): Job {
+    return this.#job;
+  }
+
+  /** Chunks each kernel task is split into. */
+  get chunkCount(): number {
+    return this.#chunks;
+  }
+
+  /** Tasks submitted and not yet finished. */
+  get pendingTasks(): number {
+    return this.#executor.pending;
+  }
+
+  /**
+   * Makes a kernel module's kernels available to `parallelFor` (loads it into the queue's Job).
+   * @throws OptionError when the module comes from another Context or a kernel name is taken.
+   */
+  load(module: KernelModule): void {
+    this.#alive();
+    this.#job.load(module);
+    if (!this.#modules.includes(module)) this.#modules.push(module);
+  }
+
+  /**
+   * Makes a buffer of `shape` (1 to 3 extents, at least one element) holding elements of `element`
+   * (a TypedArray class such as `Float32Array`, or a dtype name), in the Context's device memory.
+   * With `init`, its contents are copied into the buffer by an init task that every reader depends
+   * on; without, the buffer starts unwritten (zeros), and reading it before a write warns.
+   * @throws ArgumentError for an unknown element type or init data of the wrong length or type;
+   *   GeometryError for a bad shape; OutOfMemoryError when device memory runs out.
+   * @example const grid = q.buffer(Float32Array, [512, 512], { name: 'grid' });
+   */
+  buffer<E extends ElementSpec, const S extends CoordsInput>(element: E, shape: S, options: BufferOptions = {}): GraphBuffer<DTypeOfSpec<E>, DimsOf<S>> {
+    this.#alive();
+    const dtype = dtypeOfSpec(element) as DTypeOfSpec<E>;
+    const r = makeRange(shape);
+    const size = rangeSize(r);
+    if (size === 0) throw new ArgumentError(`a buffer needs at least one element, got shape [${r.join(', ')}]`);
+    if (options.name !== undefined && typeof options.name !== 'string') throw new ArgumentError(`a buffer's name must be a string, got ${describe(options.name)}`);
+    const data = options.init === undefined ? undefined : copyInitialData(dtype, size, options.init);
+    const ptr = this.#ctx.memAlloc(size * dtypeSize(dtype));
+    const buffer = new GraphBuffer(this, this.#buffers.length as BufferId, options.name, r as never, new NDArray(ptr, dtype, [...r])) as GraphBuffer<DTypeOfSpec<E>, DimsOf<S>>;
+    this.#buffers.push(buffer as unknown as GraphBuffer);
+    if (data !== undefined) {
+      const everything = regionOf(boxOfRange(buffer.range));
+      const task = this.#graph.add({ kind: 'init', name: 'init', chunks: [], accesses: [{ buffer, access: accessOf('write', { noInit: true }), region: everything, source: 'init' }] });
+      this.#start(task, () => this.#ctx.copyToDevice(ptr, data));
+    }
+    return buffer;
+  }
+
+  /**
+   * Submits one task: `group` declares the buffers it accesses and calls `parallelFor` once. The
+   * task runs once every task it depends on has finished. Returns the task as the graph built it.
+   * @throws what `group` throws; StateError when `group` declares no kernel or is async;
+   *   KernelNotFoundError for a kernel no loaded module exports; ArgumentError for a task kernel or
+   *   arguments a kernel cannot take; RangeMapperError naming task and buffer when a mapper does not
+   *   fit; TaskGraphError for overlapping producer chunks or (policy 'throw') unwritten reads.
+   */
+  submit(group: (cg: CommandGroup) => void): TaskRecord {
+    this.#alive();
+    const cg = new CommandGroup(this);
+    const returned = (group as (cg: CommandGroup) => unknown)(cg);
+    if (returned instanceof Promise) {
+      returned.catch(() => undefined);
+      try {
+        cg.close();
+      } catch {
+        // Closing is what matters: later calls on the command group fail.
+      }
+      throw new StateError('the function given to submit must declare its accesses and call parallelFor synchronously; it returned a promise');
+    }
+    const spec = cg.close();
+    this.#checkKernel(spec.kernel);
+    const kernelArgs = spec.args.map((a): KernelArg => (a instanceof Accessor ? a.buffer.array : a));
+    toLaunchArgs(kernelArgs, this.#ctx, 'batch', this.#chunks);
+    const chunks = split(spec.range, this.#chunks);
+    const task = this.#graph.add({
+      kind: 'kernel',
+      name: spec.kernel,
+      range: spec.range,
+      chunks,
+      accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
+    });
+    this.#start(task, () => this.#launcher.run(task, kernelArgs));
+    return task;
+  }
+
+  /**
+   * A host copy of `buffer` (or of its part `part`, row-major within the part) taken once every task
+   * submitted before that writes it has finished. Tasks submitted later that overwrite it wait for
+   * the copy.
+   * @throws (rejects) ArgumentError for a buffer of another queue or a part outside the buffer;
+   *   TaskGraphError when a task it waits for failed.
+   */
+  async fence<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, part?: Subrange<D> | Box<D>): Promise<TypedArrayOf<T>> {
+    this.#alive();
+    if (!(buffer instanceof GraphBuffer) || buffer.owner !== this) throw new ArgumentError('fence needs a buffer made by this queue');
+    const whole = boxOfRange(buffer.range);
+    const box = part === undefined ? whole : boxOf(part);
+    if (box.dims !== buffer.dims || !contains(whole, box)) {
+      throw new ArgumentError(`fence: the part ${formatBox(box)} does not lie within buffer ${buffer.label} of extent (${buffer.range.join(',')})`);
+    }
+    const task = this.#graph.add({ kind: 'fence', name: 'fence', chunks: [], accesses: [{ buffer: buffer as unknown as GraphBuffer, access: accessOf('read'), region: regionOf(box), source: 'fence' }] });
+    return new Promise<TypedArrayOf<T>>((resolve, reject) => {
+      let snapshot: TypedArrayOf<T> | undefined;
+      this.#start(
+        task,
+        async () => {
+          snapshot = await this.#read(buffer, box);
+        },
+        (error) => (error === undefined ? resolve(snapshot!) : reject(error)),
+      );
+    });
+  }
+
+  /**
+   * Resolves once every task submitted so far has finished.
+   * @throws (rejects) the first task failure since the last `wait()` (a TaskGraphError naming the
+   *   task, with the kernel's error as cause).
+   */
+  async wait(): Promise<void> {
+    await this.#executor.wait();
+  }
+
+  /**
+   * Waits for the tasks in flight, then frees the queue's buffers, its chunk tables and streams, and
+   * its Job if the queue made it. Failures are left to `wait()`; afterwards the queue cannot be used.
+   */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    await this.#executor.wait().catch(() => undefined);
+    this.#launcher.destroy();
+    for (const b of this.#buffers.splice(0)) this.#ctx.memFree(b.array.ptr);
+    if (this.#ownsJob) this.#ctx.destroyJob(this.#job);
+  }
+
+  #start(task: TaskRecord, run: TaskRun, onSettled?: Parameters<Executor['add']>[2]): void {
+    // Only host shared memory exists so far: every task runs where the newest copies already are.
+    invariant(task.copies.length === 0, `task T${task.id} needs copies between memory spaces, which this queue cannot run yet`);
+    try {
+      this.#onTask?.(task);
+    } catch (err) {
+      process.emitWarning(`the queue's onTask callback threw: ${String(err)}`);
+    }
+    this.#executor.add(task, run, onSettled);
+  }
+
+  /** Checks that `name` is a kernel of the Job's modules and, where the queue knows its module, a chunk kernel. */
+  #checkKernel(name: string): void {
+    const names = this.#job.kernelNames;
+    if (!names.includes(name)) throw new KernelNotFoundError(name, names);
+    for (const m of this.#modules) {
+      const k = m.kernel(name);
+      if (k !== undefined && k.info.form !== 'batch') {
+        throw new ArgumentError(`kernel '${name}' is a task kernel; parallelFor runs chunk kernels: define it with defineChunkKernel from pxl/mu`);
+      }
+    }
+  }
+
+  /** Copies the box of the buffer's device memory into a new host array, row-major within the box. */
+  async #read<T extends DType>(buffer: GraphBuffer<T>, box: Box): Promise<TypedArrayOf<T>> {
+    const Ctor = DTYPES[buffer.dtype] as unknown as new (n: number) => TypedArrayOf<T>;
+    const out = new Ctor(boxArea(box));
+    if (out.length === 0) return out;
+    const elem = dtypeSize(buffer.dtype);
+    const extent = buffer.range as readonly number[];
+    const dims = extent.length;
+    const strides = extent.map((_, d) => extent.slice(d + 1).reduce((p, e) => p * e, 1));
+    // Dimensions from `inner` on are whole in the box, so each step of the outer ones is one contiguous run.
+    let inner = dims - 1;
+    while (inner > 0 && box.min[inner] === 0 && box.max[inner] === extent[inner]) inner--;
+    const run = (box.max[inner]! - box.min[inner]!) * strides[inner]!;
+    const outer = box.min.slice(0, inner).map((lo, d) => ({ lo, hi: box.max[d]! }));
+    const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    let k = 0;
+    const visit = async (d: number, base: number): Promise<void> => {
+      if (d === outer.length) {
+        const at = base + box.min[inner]! * strides[inner]!;
+        await this.#ctx.copyFromDevice(bytes.subarray(k * run * elem, (k + 1) * run * elem), buffer.array.ptr.add(at * elem));
+        k++;
+        return;
+      }
+      for (let i = outer[d]!.lo; i < outer[d]!.hi; i++) await visit(d + 1, base + i * strides[d]!);
+    };
+    await visit(0, 0);
+    return out;
+  }
+
+  #alive(): void {
+    if (this.#destroyed) throw new StateError('this queue was destroyed; create a new one with ctx.createQueue()');
+  }
+}

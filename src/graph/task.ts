@@ -1,0 +1,111 @@
+import type { Chunk } from '../core/chunk.js';
+import type { Range } from '../core/range.js';
+import { formatRegion, type Region } from '../core/region.js';
+import { formatAccess, type Access } from './accessMode.js';
+import { formatBufferId, type BufferId } from './buffer.js';
+import type { Copy, MemorySpaceId } from './coherence.js';
+
+declare const taskBrand: unique symbol;
+
+/** Identifies a task of a queue (`T1`, `T2`, ... in submission order); never a buffer id. */
+export type TaskId = number & { readonly [taskBrand]: true };
+
+/** Renders a task id as `T3`. */
+export function formatTaskId(id: TaskId): string {
+  return `T${id}`;
+}
+
+/**
+ * What a task does: `'kernel'` runs a chunk kernel over a range (`submit`); `'fence'` copies a
+ * buffer region to the host (`fence`); `'init'` copies a buffer's initial contents into it.
+ */
+export type TaskKind = 'kernel' | 'fence' | 'init';
+
+/**
+ * Why one task waits for another, on a buffer region both touch:
+ * - `'true'` (read after write): the task consumes what the other produced;
+ * - `'anti'` (write after read): the task overwrites what the other reads;
+ * - `'output'` (write after write): the task overwrites what the other wrote.
+ *
+ * A `'true'` dependency on a task subsumes `'anti'` and `'output'` ones on the same task and buffer,
+ * which are then not listed.
+ */
+export type DependencyKind = 'true' | 'anti' | 'output';
+
+/** One dependency edge: this task runs after `task` because of `region` of `buffer`. */
+export interface Dependency {
+  readonly task: TaskId;
+  readonly kind: DependencyKind;
+  readonly buffer: BufferId;
+  readonly region: Region;
+}
+
+/** One buffer access of a task, as the graph resolved it. */
+export interface BufferAccess {
+  readonly buffer: BufferId;
+  readonly access: Access;
+  /** The range mapper's name, or `'fence'` / `'init'` for host accesses. */
+  readonly mapper: string;
+  /** The union over chunks: what the whole task touches. */
+  readonly region: Region;
+  /** What each chunk touches, in chunk order (one entry for host tasks). */
+  readonly chunkRegions: readonly Region[];
+}
+
+/** A copy a task needs before it runs: `copy` moves part of `buffer` into the task's memory space. */
+export interface TaskCopy {
+  readonly buffer: BufferId;
+  readonly copy: Copy;
+}
+
+/**
+ * A task as the graph built it: what it runs, what it touches, what it waits for, where it runs and
+ * which copies it needs there. Immutable; what `QueueOptions.onTask` receives.
+ */
+export interface TaskRecord {
+  readonly id: TaskId;
+  readonly kind: TaskKind;
+  /** The kernel's name; `'fence'` or `'init'` for host tasks. */
+  readonly name: string;
+  /** The kernel's index space; undefined for host tasks. */
+  readonly range: Range | undefined;
+  /** The chunks the kernel runs as, one launch task each; empty for host tasks. */
+  readonly chunks: readonly Chunk[];
+  readonly accesses: readonly BufferAccess[];
+  /** Sorted by task id, then kind (true, anti, output), then buffer id. */
+  readonly dependencies: readonly Dependency[];
+  /** The memory space the task runs in. */
+  readonly space: MemorySpaceId;
+  /** Copies into `space` that must run first; empty while every space is host shared memory. */
+  readonly copies: readonly TaskCopy[];
+}
+
+/** How diagnostics name a task: `T3 'stencil'`. */
+export function taskLabel(t: { id: TaskId; name: string }): string {
+  return `${formatTaskId(t.id)} '${t.name}'`;
+}
+
+/** The distinct tasks a task depends on, ascending. */
+export function dependencyTasks(t: TaskRecord): TaskId[] {
+  return [...new Set(t.dependencies.map((d) => d.task))].sort((a, b) => a - b);
+}
+
+/** Renders a dependency as `true T1 B0 {[(0,0),(4,8))}`, for logs and test messages. */
+export function formatDependency(d: Dependency): string {
+  return `${d.kind} ${formatTaskId(d.task)} ${formatBufferId(d.buffer)} ${formatRegion(d.region)}`;
+}
+
+/** Renders an access as `B0 read neighborhood([1,1]) {...}`. */
+export function formatBufferAccess(a: BufferAccess): string {
+  return `${formatBufferId(a.buffer)} ${formatAccess(a.access)} ${a.mapper} ${formatRegion(a.region)}`;
+}
+
+/** A condition the graph reports without failing: reading points no task or init ever wrote. */
+export interface GraphWarning {
+  readonly kind: 'uninitialized-read';
+  readonly task: TaskId;
+  readonly buffer: BufferId;
+  /** The never-written points the task reads. */
+  readonly region: Region;
+  readonly message: string;
+}
