@@ -67,7 +67,18 @@ export function region<D extends Dims>(dims: D, parts: Iterable<IndexSet<D>>): R
 
 /** The points of a box, subrange or chunk as a region; a region is returned unchanged. */
 export function regionOf<D extends Dims>(x: IndexSet<D>): Region<D> {
-  return x.kind === 'region' ? x : region(dimsOf(x), [x]);
+  if (x.kind === 'region') return x;
+  const dims = dimsOf(x);
+  if (dims !== 1 && dims !== 2 && dims !== 3) return region(dims, [x]);
+  // One box is its own canonical form: one slab per dimension.
+  const b = boxOf(x);
+  if (boxIsEmpty(b)) return emptyRegion(dims);
+  let slabs: Slabs | null = null;
+  for (let d = dims - 1; d >= 0; d--) slabs = [{ lo: b.min[d]!, hi: b.max[d]!, sub: slabs }];
+  const own = Object.isFrozen(b) ? b : (boxFromBounds(b.min, b.max) as Box<D>);
+  const r = Object.freeze({ kind: 'region', dims, boxes: Object.freeze([own]) }) as Region<D>;
+  forms.set(r, slabs!);
+  return r;
 }
 
 /** `a ∪ b`. @throws {GeometryError} when the dimensionalities differ. */
@@ -132,7 +143,17 @@ function combine<D extends Dims>(op: SetOp, a: IndexSet<D>, b: IndexSet<D>): Reg
   const left = operand(a);
   checkSameDims(op, left, operand(b));
   const dims = left.dims as D;
-  return fromSlabs(dims, combineSlabs(slabsOf(regionOf(a)), slabsOf(regionOf(b)), op, dims));
+  const ra = regionOf(a);
+  const rb = regionOf(b);
+  const sa = slabsOf(ra);
+  const sb = slabsOf(rb);
+  // Shortcuts that return an operand (regions are immutable) instead of rebuilding an equal one.
+  if (sa.length === 0) return op === 'union' ? rb : ra;
+  if (sb.length === 0) return op === 'intersection' ? rb : ra;
+  const apart = sa[sa.length - 1]!.hi <= sb[0]!.lo || sb[sb.length - 1]!.hi <= sa[0]!.lo;
+  if (apart && op !== 'union') return op === 'intersection' ? emptyRegion(dims) : ra;
+  if (ra === rb || slabsEqual(sa, sb)) return op === 'difference' ? emptyRegion(dims) : ra;
+  return fromSlabs(dims, combineSlabs(sa, sb, op, dims));
 }
 
 function slabsOf(r: Region): Slabs {

@@ -1,5 +1,18 @@
 import { PxlError, TaskGraphError } from '../core/errors.js';
+import { intersection, isEmpty, type Region } from '../core/region.js';
+import type { BufferId } from './buffer.js';
 import { dependencyTasks, taskLabel, type TaskId, type TaskRecord } from './task.js';
+
+/** A buffer region a true dependency carries. */
+interface Part {
+  readonly buffer: BufferId;
+  readonly region: Region;
+}
+
+/** Part of what a horizon stands for that a failed task should have written, with the first failure. */
+interface FailedPart extends Part {
+  readonly error: PxlError;
+}
 
 /** What running a task means; resolves when the task's work is done, rejects when it failed. */
 export type TaskRun = () => Promise<void>;
@@ -11,8 +24,13 @@ interface Node {
   readonly task: TaskRecord;
   readonly run: TaskRun;
   readonly onSettled: ((error: PxlError | undefined) => void) | undefined;
-  /** Tasks waiting for this one; `data` when one of them reads what this one writes (a true dependency). */
-  readonly dependents: { readonly node: Node; readonly data: boolean }[];
+  /**
+   * Tasks waiting for this one; `data` when one of them reads what this one writes (a true
+   * dependency), on the regions `parts`.
+   */
+  readonly dependents: { readonly node: Node; readonly data: boolean; readonly parts: readonly Part[] }[];
+  /** A horizon's regions whose last writer failed; a horizon itself never fails. */
+  readonly failedParts: FailedPart[];
   /** Dependencies not yet finished. */
   waiting: number;
   state: NodeState;
@@ -28,13 +46,20 @@ interface Node {
  * only had to wait for it (anti and output dependencies) run. Each failure is kept until `wait()`
  * reports the first one.
  *
- * State stays bounded by the tasks not yet finished plus the failed ones: a finished task is
- * forgotten, and a later task that names it as a dependency does not wait for it.
+ * A horizon task (see `TaskGraph.horizonIfDue`) never fails: when a task it truly depends on fails,
+ * it records the regions that task should have written, and a later task that reads any of them
+ * through the horizon fails as it would have through the failed task. Adding a horizon forgets the
+ * failures of every older task (the graph names none of them any more).
+ *
+ * State stays bounded by the tasks not yet finished plus the failures since the latest horizon: a
+ * finished task is forgotten, and a later task that names it as a dependency does not wait for it.
  */
 export class Executor {
   readonly #maxInFlight: number;
   readonly #nodes = new Map<TaskId, Node>();
   readonly #failed = new Map<TaskId, PxlError>();
+  /** Horizons that finished with failed parts, since the latest horizon. */
+  readonly #horizonFailures = new Map<TaskId, readonly FailedPart[]>();
   readonly #ready: Node[] = [];
   readonly #idle: (() => void)[] = [];
   #unreported: PxlError[] = [];
@@ -49,6 +74,11 @@ export class Executor {
     return this.#nodes.size;
   }
 
+  /** Failure records kept (failed tasks and horizons standing for failed writes): bounded by horizons. */
+  get failureRecords(): number {
+    return this.#failed.size + this.#horizonFailures.size;
+  }
+
   /** Tasks running now. */
   get running(): number {
     return this.#running;
@@ -59,21 +89,53 @@ export class Executor {
    * task's failure or undefined, after its run settled (or when it fails without running).
    */
   add(task: TaskRecord, run: TaskRun, onSettled?: (error: PxlError | undefined) => void): void {
-    const node: Node = { task, run, onSettled, dependents: [], waiting: 0, state: 'waiting' };
+    const horizon = task.kind === 'horizon';
+    const node: Node = { task, run, onSettled, dependents: [], failedParts: [], waiting: 0, state: 'waiting' };
     this.#nodes.set(task.id, node);
-    let failedDependency: TaskId | undefined;
+    let failure: PxlError | undefined;
     for (const dep of dependencyTasks(task)) {
-      const data = task.dependencies.some((d) => d.task === dep && d.kind === 'true');
+      const parts = task.dependencies.filter((d) => d.task === dep && d.kind === 'true').map((d) => ({ buffer: d.buffer, region: d.region }));
+      const data = parts.length > 0;
       const on = this.#nodes.get(dep);
       if (on !== undefined) {
         node.waiting++;
-        on.dependents.push({ node, data });
-      } else if (data && this.#failed.has(dep)) {
-        failedDependency ??= dep;
+        on.dependents.push({ node, data, parts });
+      } else if (data) {
+        failure ??= this.#failureThrough(node, dep, parts);
       }
     }
-    if (failedDependency !== undefined) this.#fail(node, this.#dependencyFailed(node, failedDependency), false);
+    if (horizon) {
+      for (const id of this.#failed.keys()) if (id < task.id) this.#failed.delete(id);
+      for (const id of this.#horizonFailures.keys()) if (id < task.id) this.#horizonFailures.delete(id);
+    }
+    if (failure !== undefined) this.#fail(node, this.#dependencyFailed(node, failure), false);
     else if (node.waiting === 0) this.#makeReady(node);
+  }
+
+  /**
+   * The first failure `node` inherits by reading `parts` of what finished task `dep` wrote, or
+   * undefined. A horizon inherits none: it records the failed parts instead.
+   */
+  #failureThrough(node: Node, dep: TaskId, parts: readonly Part[]): PxlError | undefined {
+    const failed = this.#failed.get(dep);
+    let found: PxlError | undefined;
+    const hit = (part: Part, error: PxlError): void => {
+      if (node.task.kind === 'horizon') node.failedParts.push({ ...part, error });
+      else found ??= error;
+    };
+    if (failed !== undefined) {
+      const root = rootFailure(failed);
+      for (const p of parts) hit(p, root);
+      return found;
+    }
+    for (const f of this.#horizonFailures.get(dep) ?? []) {
+      for (const p of parts) {
+        if (p.buffer !== f.buffer) continue;
+        const shared = intersection(f.region, p.region);
+        if (!isEmpty(shared)) hit({ buffer: p.buffer, region: shared }, f.error);
+      }
+    }
+    return found;
   }
 
   /**
@@ -119,6 +181,14 @@ export class Executor {
     node.state = 'done';
     this.#nodes.delete(node.task.id);
     this.#settle(node, undefined);
+    if (node.failedParts.length > 0) {
+      this.#horizonFailures.set(node.task.id, node.failedParts);
+      for (const { node: d, data, parts } of node.dependents) {
+        if (!data || d.state !== 'waiting') continue;
+        const failure = this.#failureThrough(d, node.task.id, parts);
+        if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
+      }
+    }
     this.#release(node);
     this.#afterChange();
   }
@@ -137,18 +207,19 @@ export class Executor {
     this.#failed.set(node.task.id, error);
     if (root) this.#unreported.push(error);
     this.#settle(node, error);
-    for (const { node: d, data } of node.dependents) {
-      if (data && d.state === 'waiting') this.#fail(d, this.#dependencyFailed(d, node.task.id), false);
+    for (const { node: d, data, parts } of node.dependents) {
+      if (!data || d.state !== 'waiting') continue;
+      // A horizon records the parts (and goes on waiting); any other reader fails.
+      const failure = this.#failureThrough(d, node.task.id, parts);
+      if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
     }
     // Tasks that only had to wait (anti and output dependencies) may go: the failed task touches nothing any more.
     this.#release(node);
     this.#afterChange();
   }
 
-  /** The failure of a task that cannot run because `dep` failed: it names the first failure of the chain, its cause. */
-  #dependencyFailed(node: Node, dep: TaskId): TaskGraphError {
-    const failed = this.#failed.get(dep)!;
-    const root = failed instanceof DependencyFailed ? (failed.cause as PxlError) : failed;
+  /** The failure of a task that cannot run because of the failure `root`: it names it and has it as its cause. */
+  #dependencyFailed(node: Node, root: PxlError): TaskGraphError {
     const label = taskLabel(node.task);
     return new DependencyFailed(`task ${label} did not run because a task it depends on failed: ${root.message}`, { task: label }, { cause: root });
   }
@@ -169,6 +240,11 @@ export class Executor {
 
 /** A task that did not run because of another's failure; its cause is the first failure of the chain. */
 class DependencyFailed extends TaskGraphError {}
+
+/** The first failure of a chain of failures. */
+function rootFailure(failed: PxlError): PxlError {
+  return failed instanceof DependencyFailed ? (failed.cause as PxlError) : failed;
+}
 
 /** A task's failure as the error `wait()` and fences report: a TaskGraphError naming the task, the original as cause. */
 function asTaskError(task: TaskRecord, err: unknown): PxlError {

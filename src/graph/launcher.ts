@@ -1,5 +1,6 @@
 import type { Chunk } from '../core/chunk.js';
 import { KernelError, StateError, TaskGraphError } from '../core/errors.js';
+import type { Region } from '../core/region.js';
 import { formatSubrange } from '../core/subrange.js';
 import { CHUNK_ROW } from '../mu/chunkKernel.js';
 import type { KernelArg } from '../pxl/arguments.js';
@@ -11,6 +12,20 @@ import { NDArray } from '../pxl/ndarray.js';
 import { Result } from '../pxl/result.js';
 import type { Stream } from '../pxl/stream.js';
 import { taskLabel, type TaskRecord } from './task.js';
+
+/** One accessor argument of a launch under debug bounds checking. */
+export interface DebugAccessor {
+  /** Its position among the kernel's arguments (after the chunk, which is not counted). */
+  readonly arg: number;
+  /** 1 read, 2 write, 3 read and write. */
+  readonly mode: 1 | 2 | 3;
+  readonly buffer: number;
+  /** How diagnostics name the buffer: `B0 'grid'`. */
+  readonly label: string;
+  readonly extent: readonly number[];
+  /** The region each chunk may touch, in chunk order. */
+  readonly chunkRegions: readonly Region[];
+}
 
 /**
  * Runs kernel tasks as Map launches on a Job's cores. A task with `n` chunks is one launch of
@@ -46,15 +61,18 @@ export class Launcher {
    * @throws (rejects) TaskGraphError naming the task and, for a kernel that threw, the chunk; the
    *   Map's error is the cause.
    */
-  async run(task: TaskRecord, args: readonly KernelArg[]): Promise<void> {
+  async run(task: TaskRecord, args: readonly KernelArg[], debug?: readonly DebugAccessor[]): Promise<void> {
     if (task.chunks.length === 0) return;
-    const table = await this.#table(task.chunks);
+    const debugTable = debug === undefined ? undefined : await this.#debugTable(task.chunks, debug);
+    const table = debugTable ?? (await this.#table(task.chunks));
     const map = this.#take(task.name, task.chunks.length);
     try {
       if ((await map.execute(table, ...args)) !== Result.Success) throw new StateError('the queue was destroyed before the task could start');
       await map.synchronize();
     } catch (err) {
-      throw explainFailure(task, err);
+      throw explainFailure(task, err, debug);
+    } finally {
+      if (debugTable !== undefined) this.#ctx.memFree(debugTable.ptr);
     }
     this.#idle.get(keyOf(task.name, task.chunks.length))!.push(map);
   }
@@ -94,6 +112,49 @@ export class Launcher {
     return table;
   }
 
+  /**
+   * A chunk table with, after each chunk's bounds, the boxes each checked accessor may touch in that
+   * chunk (the layout `defineChunkKernel` reads in debug mode); made per launch, freed after it.
+   */
+  async #debugTable(chunks: readonly Chunk[], debug: readonly DebugAccessor[]): Promise<NDArray<'int32'>> {
+    const extra = chunks.map((_, t) => 1 + debug.reduce((n, a) => n + 8 + 6 * a.chunkRegions[t]!.boxes.length, 0));
+    const width = CHUNK_ROW + Math.max(...extra);
+    const rows = this.#fillChunks(chunks, width);
+    chunks.forEach((_, t) => {
+      let at = t * width + CHUNK_ROW;
+      rows[at++] = debug.length;
+      for (const a of debug) {
+        const r = a.chunkRegions[t]!;
+        rows.set([a.arg, a.mode, a.buffer, a.extent.length, a.extent[0] ?? 1, a.extent[1] ?? 1, a.extent[2] ?? 1, r.boxes.length], at);
+        at += 8;
+        for (const b of r.boxes) {
+          for (let d = 0; d < 3; d++) {
+            rows[at + d] = b.min[d] ?? 0;
+            rows[at + 3 + d] = b.max[d] ?? 1;
+          }
+          at += 6;
+        }
+      }
+    });
+    const ptr = this.#ctx.memAlloc(rows.byteLength);
+    await this.#ctx.copyToDevice(ptr, rows);
+    return new NDArray(ptr, 'int32', [chunks.length, width]);
+  }
+
+  #fillChunks(chunks: readonly Chunk[], width: number): Int32Array {
+    const rows = new Int32Array(chunks.length * width);
+    chunks.forEach((c, t) => {
+      const at = t * width;
+      rows[at] = c.offset.length;
+      for (let d = 0; d < 3; d++) {
+        rows[at + 1 + d] = c.offset[d] ?? 0;
+        rows[at + 4 + d] = c.range[d] ?? 1;
+        rows[at + 7 + d] = c.globalSize[d] ?? 1;
+      }
+    });
+    return rows;
+  }
+
   async #makeTable(chunks: readonly Chunk[]): Promise<NDArray<'int32'>> {
     const rows = new Int32Array(chunks.length * CHUNK_ROW);
     chunks.forEach((c, t) => {
@@ -117,9 +178,11 @@ function keyOf(kernel: string, chunks: number): string {
 }
 
 /** A failed launch as a TaskGraphError: the task, the chunk whose kernel threw, the Map's error as cause. */
-function explainFailure(task: TaskRecord, err: unknown): TaskGraphError {
+function explainFailure(task: TaskRecord, err: unknown, debug?: readonly DebugAccessor[]): TaskGraphError {
   const label = taskLabel(task);
-  const message = err instanceof Error ? err.message : String(err);
+  let message = err instanceof Error ? err.message : String(err);
+  // Bounds errors name buffers by id on the core; name them as diagnostics do.
+  for (const a of debug ?? []) message = message.replace(`of buffer B${a.buffer} at`, `of buffer ${a.label} at`);
   const chunk = err instanceof KernelError ? task.chunks[err.taskIdx] : undefined;
   const where = chunk === undefined ? '' : ` in chunk ${(err as KernelError).taskIdx} (${formatSubrange(chunk)})`;
   return new TaskGraphError(`task ${label} failed${where}: ${message}`, { task: label }, { cause: err });

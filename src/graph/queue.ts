@@ -16,7 +16,7 @@ import { Accessor } from './accessor.js';
 import { copyInitialData, dtypeOfSpec, GraphBuffer, type BufferId, type DTypeOfSpec, type ElementSpec } from './buffer.js';
 import { CommandGroup } from './commandGroup.js';
 import { Executor, type TaskRun } from './executor.js';
-import { Launcher } from './launcher.js';
+import { Launcher, type DebugAccessor } from './launcher.js';
 import { split } from './split.js';
 import type { GraphWarning, TaskRecord } from './task.js';
 import { TaskGraph, type UninitializedReadPolicy } from './taskGraph.js';
@@ -36,8 +36,17 @@ export interface QueueOptions {
   uninitializedReads?: UninitializedReadPolicy;
   /** Receives the graph's warnings. Default: `process.emitWarning`. */
   onWarning?: (warning: GraphWarning) => void;
-  /** Receives every task the graph builds (kernels, fences, buffer inits), as it is submitted. */
+  /** Receives every task the graph builds (kernels, fences, buffer inits, horizons), as it is submitted. */
   onTask?: (task: TaskRecord) => void;
+  /**
+   * Checks every indexed read and write of a kernel's accessor arguments against the region the
+   * accessor's range mapper declares for the chunk, and fails the task with the buffer, the index and
+   * the declared region at the first access outside it. Slow (every access goes through a proxy):
+   * for debugging. Default false.
+   */
+  debugBounds?: boolean;
+  /** Tasks between horizons, which keep the graph's tracking state bounded, in [1, 2^30]. Default 32. */
+  horizonStep?: number;
 }
 
 /** Options of `Queue.buffer`. */
@@ -79,6 +88,7 @@ export class Queue {
   readonly #executor: Executor;
   readonly #launcher: Launcher;
   readonly #onTask: ((task: TaskRecord) => void) | undefined;
+  readonly #debugBounds: boolean;
   readonly #modules: KernelModule[] = [];
   readonly #buffers: GraphBuffer[] = [];
   #destroyed = false;
@@ -99,6 +109,7 @@ export class Queue {
     this.#graph = new TaskGraph({
       ...(options.uninitializedReads === undefined ? {} : { uninitializedReads: options.uninitializedReads }),
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
+      ...(options.horizonStep === undefined ? {} : { horizonStep: options.horizonStep }),
     });
     this.#ctx = ctx;
     this.#ownsJob = options.job === undefined;
@@ -107,6 +118,8 @@ export class Queue {
     this.#executor = new Executor(inFlight);
     this.#launcher = new Launcher(ctx, this.#job);
     this.#onTask = options.onTask;
+    if (options.debugBounds !== undefined && typeof options.debugBounds !== 'boolean') throw new OptionError(`debugBounds must be a boolean, got ${describe(options.debugBounds)}`);
+    this.#debugBounds = options.debugBounds ?? false;
   }
 
   /** The Job whose cores run the kernels. */
@@ -195,7 +208,8 @@ export class Queue {
       chunks,
       accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
     });
-    this.#start(task, () => this.#launcher.run(task, kernelArgs));
+    const debug = this.#debugBounds ? debugAccessors(task, spec.args, spec.accessors) : undefined;
+    this.#start(task, () => this.#launcher.run(task, kernelArgs, debug));
     return task;
   }
 
@@ -258,6 +272,10 @@ export class Queue {
       process.emitWarning(`the queue's onTask callback threw: ${String(err)}`);
     }
     this.#executor.add(task, run, onSettled);
+    if (task.kind !== 'horizon') {
+      const horizon = this.#graph.horizonIfDue();
+      if (horizon !== undefined) this.#start(horizon, async () => undefined);
+    }
   }
 
   /** Checks that `name` is a kernel of the Job's modules and, where the queue knows its module, a chunk kernel. */
@@ -304,4 +322,17 @@ export class Queue {
   #alive(): void {
     if (this.#destroyed) throw new StateError('this queue was destroyed; create a new one with ctx.createQueue()');
   }
+}
+
+/** What debug bounds checking needs of each accessor argument of a kernel task. */
+function debugAccessors(task: TaskRecord, args: readonly unknown[], accessors: readonly Accessor[]): DebugAccessor[] {
+  const out: DebugAccessor[] = [];
+  args.forEach((a, arg) => {
+    if (!(a instanceof Accessor)) return;
+    const access = task.accesses[accessors.indexOf(a)]!;
+    const buffer = a.buffer as GraphBuffer;
+    const mode = access.access.mode === 'read' ? 1 : access.access.mode === 'write' ? 2 : 3;
+    out.push({ arg, mode, buffer: buffer.id, label: buffer.label, extent: buffer.range, chunkRegions: access.chunkRegions });
+  });
+  return out;
 }

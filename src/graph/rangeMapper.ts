@@ -1,9 +1,9 @@
-import { boxFromBounds, boxOfRange, type Box } from '../core/box.js';
+import { boxFromBounds, boxIsEmpty, boxOf, boxOfRange, type Box } from '../core/box.js';
 import type { Chunk } from '../core/chunk.js';
 import { dimsWord, type Dims } from '../core/dims.js';
 import { RangeMapperError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
-import { intersection, regionOf, type Region } from '../core/region.js';
+import { emptyRegion, intersection, regionOf, type Region } from '../core/region.js';
 import { formatSubrange, type Subrange } from '../core/subrange.js';
 import { describe } from '../core/validate.js';
 
@@ -105,7 +105,11 @@ export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: Range
   if (dims !== bd) {
     throw new RangeMapperError(name, kd, bd, `range mapper ${name} returned a ${dimsWord(dims)} ${r.kind}, but the buffer is ${dimsWord(bd)} (the kernel is ${dimsWord(kd)})`);
   }
-  return intersection(regionOf(r as MapperResult<BD>), boxOfRange(bufferRange));
+  if (r.kind === 'region') return intersection(r as Region<BD>, boxOfRange(bufferRange));
+  // One box: clamp its bounds, then make the region once.
+  const b = boxOf(r as Box<BD>);
+  const clamped = clampedBox(b.min, b.max, bufferRange);
+  return boxIsEmpty(clamped) ? emptyRegion(bd as BD) : regionOf(clamped);
 }
 
 /**

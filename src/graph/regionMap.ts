@@ -76,6 +76,19 @@ export class RegionMap<D extends Dims, V> {
     this.#entries = [...next.values()];
   }
 
+  /** Replaces every value by `f` of it, everywhere; entries whose new values have equal keys merge. */
+  map(f: (old: V) => V): void {
+    const next = new Map<string, { region: Region<D>; value: V }>();
+    for (const e of this.#entries) {
+      const value = f(e.value);
+      const k = this.#key(value);
+      const same = next.get(k);
+      if (same === undefined) next.set(k, { region: e.region, value });
+      else same.region = union(same.region, e.region);
+    }
+    this.#entries = [...next.values()];
+  }
+
   /** Sets every point of `region` to `value`. */
   assign(region: IndexSet<D>, value: V): void {
     this.update(region, () => value);

@@ -17,9 +17,11 @@ export function formatTaskId(id: TaskId): string {
 
 /**
  * What a task does: `'kernel'` runs a chunk kernel over a range (`submit`); `'fence'` copies a
- * buffer region to the host (`fence`); `'init'` copies a buffer's initial contents into it.
+ * buffer region to the host (`fence`); `'init'` copies a buffer's initial contents into it;
+ * `'horizon'` does nothing but wait for every task before it, so that the graph can forget them (it
+ * stands in for them as the last writer and reader of everything they touched).
  */
-export type TaskKind = 'kernel' | 'fence' | 'init';
+export type TaskKind = 'kernel' | 'fence' | 'init' | 'horizon';
 
 /**
  * Why one task waits for another, on a buffer region both touch:
@@ -65,7 +67,7 @@ export interface TaskCopy {
 export interface TaskRecord {
   readonly id: TaskId;
   readonly kind: TaskKind;
-  /** The kernel's name; `'fence'` or `'init'` for host tasks. */
+  /** The kernel's name; `'fence'`, `'init'` or `'horizon'` for the others. */
   readonly name: string;
   /** The kernel's index space; undefined for host tasks. */
   readonly range: Range | undefined;

@@ -4,7 +4,7 @@ import { RangeMapperError, TaskGraphError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
 import { emptyRegion, formatRegion, intersection, isEmpty, region as makeRegion, union, type Region } from '../core/region.js';
 import { formatSubrange } from '../core/subrange.js';
-import { checkOneOf } from '../core/validate.js';
+import { checkInteger, checkOneOf } from '../core/validate.js';
 import { isConsumer, isProducer, type Access } from './accessMode.js';
 import type { BufferId, GraphBuffer } from './buffer.js';
 import { HOST_MEMORY, type MemorySpaceId } from './coherence.js';
@@ -23,7 +23,15 @@ export interface TaskGraphOptions {
   uninitializedReads?: UninitializedReadPolicy;
   /** Receives warnings. Default: `process.emitWarning`. */
   onWarning?: (warning: GraphWarning) => void;
+  /**
+   * Tasks between horizons, in [1, 2^30]: after this many tasks {@link TaskGraph.horizonIfDue} makes a
+   * horizon task that depends on every task still named in the tracking state, and then stands in
+   * for all of them. Default 32.
+   */
+  horizonStep?: number;
 }
+
+const DEFAULT_HORIZON_STEP = 32;
 
 /** One access of a task being added: a range mapper over the task's chunks, or a fixed region (host tasks). */
 export type AccessSpec =
@@ -61,6 +69,9 @@ export class TaskGraph {
   readonly #policy: UninitializedReadPolicy;
   readonly #onWarning: (warning: GraphWarning) => void;
   readonly #tracking = new Map<BufferId, Tracking>();
+  readonly #horizonStep: number;
+  #sinceHorizon = 0;
+  #lastHorizon: TaskId | undefined;
   #next = 1;
 
   /** @throws {OptionError} for an unknown `uninitializedReads` policy. */
@@ -68,6 +79,66 @@ export class TaskGraph {
     this.#spaceFor = options.spaceFor ?? (() => HOST_MEMORY.id);
     this.#policy = checkOneOf('uninitializedReads', options.uninitializedReads ?? 'warn', ['ignore', 'warn', 'throw'] as const);
     this.#onWarning = options.onWarning ?? ((w) => process.emitWarning(w.message, 'PxlGraphWarning'));
+    this.#horizonStep = checkInteger('horizonStep', options.horizonStep ?? DEFAULT_HORIZON_STEP, 1, 2 ** 30);
+  }
+
+  /** The latest horizon task, if there was one. */
+  get lastHorizon(): TaskId | undefined {
+    return this.#lastHorizon;
+  }
+
+  /**
+   * The size of the tracking state, all buffers together: entries of the last-writer maps plus
+   * entries and reader names of the readers-since maps. What horizons keep bounded.
+   */
+  get trackingSize(): number {
+    let n = 0;
+    for (const t of this.#tracking.values()) {
+      n += t.writers.entries.length;
+      for (const e of t.readers.entries) n += 1 + e.value.length;
+    }
+    return n;
+  }
+
+  /**
+   * After `horizonStep` tasks since the last horizon, makes a horizon task and returns it; otherwise
+   * undefined. The horizon depends on every task the tracking maps still name: truly on the last
+   * writer of each written point, anti on the readers since. Then every such name is replaced by the
+   * horizon, so the maps hold at most two values per buffer from here on (the horizon and never
+   * written, or the horizon and no reader) plus what later tasks add. A later task that reads what
+   * an older task wrote depends on the horizon instead, which runs only after that task.
+   */
+  horizonIfDue(): TaskRecord | undefined {
+    if (this.#sinceHorizon < this.#horizonStep) return undefined;
+    this.#sinceHorizon = 0;
+    const id = this.#next++ as TaskId;
+    const edges: { task: TaskId; kind: DependencyKind; buffer: BufferId; region: Region }[] = [];
+    for (const [buffer, t] of this.#tracking) {
+      const byTask = new Map<string, (typeof edges)[number]>();
+      const edge = (task: TaskId, kind: DependencyKind, r: Region): void => {
+        const key = `${task}/${kind}`;
+        const e = byTask.get(key);
+        if (e === undefined) byTask.set(key, { task, kind, buffer, region: r });
+        else e.region = union(e.region, r);
+      };
+      for (const w of t.writers.entries) if (w.value !== null) edge(w.value, 'true', w.region);
+      for (const rd of t.readers.entries) for (const reader of rd.value) edge(reader, 'anti', rd.region);
+      edges.push(...byTask.values());
+      t.writers.map((w) => (w === null ? null : id));
+      t.readers.map((r) => (r.length === 0 ? r : [id]));
+    }
+    this.#lastHorizon = id;
+    return Object.freeze({
+      id,
+      kind: 'horizon',
+      name: 'horizon',
+      range: undefined,
+      chunks: Object.freeze([]),
+      accesses: Object.freeze([]),
+      dependencies: Object.freeze(finishDependencies(edges)),
+      space: HOST_MEMORY.id,
+      copies: Object.freeze([]),
+    });
   }
 
   /** Tasks added so far. */
@@ -98,6 +169,7 @@ export class TaskGraph {
 
     // From here on the task is accepted: record its effects.
     this.#next++;
+    this.#sinceHorizon++;
     const space = this.#spaceFor({ id, kind: spec.kind, name: spec.name });
     const copies = planCopies(space, spec, accesses);
     spec.accesses.forEach((a, i) => {
@@ -159,13 +231,18 @@ export class TaskGraph {
         for (const rd of t.readers.query(r)) for (const reader of rd.value) edge(reader, 'anti', buffer.id, rd.region);
       }
     });
-    const all = [...edges.values()];
-    const dependencies = all
-      .filter((d) => d.kind === 'true' || !all.some((o) => o.kind === 'true' && o.task === d.task && o.buffer === d.buffer))
-      .sort((a, b) => a.task - b.task || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || a.buffer - b.buffer)
-      .map((d) => Object.freeze({ ...d }));
-    return { dependencies, unwritten };
+    return { dependencies: finishDependencies([...edges.values()]), unwritten };
   }
+}
+
+/** Drops anti and output edges hidden by a true edge on the same task and buffer, sorts, and freezes. */
+function finishDependencies(all: readonly Dependency[]): Dependency[] {
+  const hasTrue = new Set<string>();
+  for (const d of all) if (d.kind === 'true') hasTrue.add(`${d.task}/${d.buffer}`);
+  return all
+    .filter((d) => d.kind === 'true' || !hasTrue.has(`${d.task}/${d.buffer}`))
+    .sort((a, b) => a.task - b.task || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || a.buffer - b.buffer)
+    .map((d) => Object.freeze({ ...d }));
 }
 
 /** The regions one access touches, per chunk and in all. */
