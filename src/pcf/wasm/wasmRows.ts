@@ -1,0 +1,119 @@
+/**
+ * Rows of a block through the WebAssembly row kernels (rowModule.ts). A WasmRows object owns one
+ * instance and its memory; it belongs to one thread (each MU core makes its own).
+ *
+ * Memory cannot wrap the set's SharedArrayBuffer, so {@link WasmRows.setColumns} copies a block's
+ * column range into the instance once (as 16-byte records), and {@link WasmRows.row} copies the
+ * row PCF in and the row's results out. Those copies are linear in breakpoints; the row walk is
+ * quadratic, so they cost about 1% of a block.
+ */
+import type { PcfData } from '../pcfSet.js';
+import { instantiateRowKernels, type RowFunction, type RowInstance } from './rowModule.js';
+
+/** What a row integrates: 0 = L1 distance, 1 = L2 distance, 2 = L2 inner product. */
+export type WasmRowOp = 0 | 1 | 2;
+
+const PAGE = 65536;
+/** Cap on one instance's memory, far inside wasm32's 4 GiB of unsigned addresses. */
+const MAX_BYTES = 2 ** 30;
+
+/** Whether this runtime can run the WebAssembly row kernels (false when instantiating fails). */
+export function wasmRowsAvailable(): boolean {
+  try {
+    instantiateRowKernels();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One thread's WebAssembly row kernels with the columns of the current block loaded. */
+export class WasmRows {
+  readonly #wasm: RowInstance;
+  readonly #fns: readonly RowFunction[];
+  #f64 = new Float64Array(0);
+  #u32 = new Uint32Array(0);
+  #colFirst = 0;
+  #colCount = 0;
+  #offsBase = 0; // byte address of the column starts
+  #rowBase = 0; // byte address of the row records
+  #rowRecords = 0; // capacity of the row area in records
+  #outBase = 0; // byte address of the results
+
+  constructor() {
+    this.#wasm = instantiateRowKernels();
+    this.#fns = [this.#wasm.l1Row, this.#wasm.l2Row, this.#wasm.innerRow];
+  }
+
+  #ensure(bytes: number): void {
+    const have = this.#wasm.memory.buffer.byteLength;
+    if (bytes > have) this.#wasm.memory.grow(Math.ceil((bytes - have) / PAGE));
+    const buffer = this.#wasm.memory.buffer;
+    if (this.#f64.buffer !== buffer) {
+      this.#f64 = new Float64Array(buffer);
+      this.#u32 = new Uint32Array(buffer);
+    }
+  }
+
+  /**
+   * Loads columns `colFirst .. colFirst + colCount - 1` of `cols` (float64 data) and reserves room
+   * for rows of up to `rowPoints` breakpoints (more grows the memory). Replaces the previous
+   * columns. Returns false, loading nothing, when the columns would need over 1 GiB of memory.
+   */
+  setColumns(cols: PcfData, colFirst: number, colCount: number, rowPoints: number): boolean {
+    const { times, values, offsets } = cols;
+    const base = offsets[colFirst]!;
+    const n = offsets[colFirst + colCount]! - base;
+    if ((n + rowPoints + 2) * 16 + (colCount + 2) * 12 + 16 > MAX_BYTES) return false;
+    this.#colFirst = colFirst;
+    this.#colCount = colCount;
+    this.#offsBase = (n + 1) * 16;
+    this.#rowBase = this.#offsBase + ((colCount + 2) * 4 + 15 & ~15);
+    this.#rowRecords = rowPoints + 1;
+    this.#outBase = this.#rowBase + this.#rowRecords * 16;
+    this.#ensure(this.#outBase + colCount * 8);
+    writeRecords(this.#f64, 0, times, values, base, n);
+    const u = this.#u32;
+    const o = this.#offsBase >> 2;
+    for (let k = 0; k <= colCount; k++) u[o + k] = (offsets[colFirst + k]! - base) * 16;
+    return true;
+  }
+
+  /**
+   * PCF `row` of `rows` against loaded columns `jFirst .. jEnd - 1` (global indices, inside the
+   * loaded range, jFirst < jEnd), writing column j's result to `out[outOffset + j - jFirst]`
+   * (rounded to float32 for a Float32Array). Returns false, computing nothing, for a row PCF too
+   * long for the memory cap (over ~2^26 breakpoints).
+   */
+  row(op: WasmRowOp, rows: PcfData, row: number, jFirst: number, jEnd: number, out: Float64Array | Float32Array, outOffset: number, upper: number): boolean {
+    const s = rows.offsets[row]!;
+    const n = rows.offsets[row + 1]! - s;
+    if (n + 1 > this.#rowRecords) {
+      if (this.#rowBase + (n + 1) * 16 + this.#colCount * 8 > 2 * MAX_BYTES) return false;
+      this.#rowRecords = n + 1;
+      this.#outBase = this.#rowBase + this.#rowRecords * 16;
+      this.#ensure(this.#outBase + this.#colCount * 8);
+    }
+    writeRecords(this.#f64, this.#rowBase >> 3, rows.times, rows.values, s, n);
+    const count = jEnd - jFirst;
+    this.#fns[op]!(this.#rowBase, this.#rowBase + n * 16, this.#offsBase + (jFirst - this.#colFirst) * 4, count, this.#outBase, upper);
+    const first = this.#outBase >> 3;
+    out.set(this.#f64.subarray(first, first + count), outOffset);
+    return true;
+  }
+}
+
+/**
+ * Writes breakpoints `base .. base + n - 1` as records 0 .. n at `f64[at..]`: record k = (time
+ * base + k, value base + k - 1), with the unused halves of records 0 (value) and n (time) zeroed.
+ */
+function writeRecords(f64: Float64Array, at: number, times: ArrayLike<number>, values: ArrayLike<number>, base: number, n: number): void {
+  f64[at] = times[base]!;
+  f64[at + 1] = 0;
+  for (let k = 1; k < n; k++) {
+    f64[at + 2 * k] = times[base + k]!;
+    f64[at + 2 * k + 1] = values[base + k - 1]!;
+  }
+  f64[at + 2 * n] = 0;
+  f64[at + 2 * n + 1] = values[base + n - 1]!;
+}

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createContext, type Context } from '../src/index.js';
+import { referenceCdist } from '../src/pcf/distance.js';
+import { integratePair, integrateRow, L2_INNER, pcfOp, widenPcfData, type PcfOp } from '../src/pcf/integrate.js';
+import { cdist, l2Kernel, pdist } from '../src/pcf/operations.js';
+import { integrationLimit, type Pcf } from '../src/pcf/pcf.js';
+import { pcfAt, pcfSetFrom, type PcfData, type PcfSet } from '../src/pcf/pcfSet.js';
+import { randomPcfs } from '../src/pcf/random.js';
+import { encodeModule } from '../src/pcf/wasm/encoder.js';
+import { WasmRows, wasmRowsAvailable, type WasmRowOp } from '../src/pcf/wasm/wasmRows.js';
+
+const UPPER = integrationLimit('float64');
+const OPS: Array<[WasmRowOp, string, PcfOp]> = [[0, 'L1', pcfOp(1)], [1, 'L2', pcfOp(2)], [2, 'L2 inner product', L2_INNER]];
+
+/** PCFs of mixed lengths (1 to 40 breakpoints), float64. */
+function mixedSet(n: number, seed: number): PcfSet {
+  const lengths = [1, 2, 3, 7, 40, 12];
+  const pcfs: Pcf[] = [];
+  for (let k = 0; k < n; k++) pcfs.push(pcfAt(randomPcfs({ n: 1, points: lengths[k % lengths.length]!, seed: seed * 1000 + k }), 0));
+  return pcfSetFrom(pcfs, 'float64');
+}
+
+/** Row `row` of `rows` against columns [j0, j1) of `cols`, by the wasm kernels. */
+function wasmRow(w: WasmRows, op: WasmRowOp, rows: PcfData, row: number, j0: number, j1: number): Float64Array {
+  const out = new Float64Array(j1 - j0);
+  expect(w.row(op, rows, row, j0, j1, out, 0, UPPER)).toBe(true);
+  return out;
+}
+
+describe('WebAssembly row kernels', () => {
+  it('are available on this runtime and the encoder emits a module WebAssembly accepts', () => {
+    expect(wasmRowsAvailable()).toBe(true);
+    const wasm = (globalThis as unknown as { WebAssembly: { validate(bytes: Uint8Array): boolean } }).WebAssembly;
+    expect(wasm.validate(encodeModule([], 1))).toBe(true);
+  });
+
+  it('give the known answers', () => {
+    const set = pcfSetFrom([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]], [[0, 6], [3, 0]], [[0, 2], [1, 4], [2, 0]], [[0, 4], [3, 0]], [[0, 2], [3, 0]], [[0, 1]], [[0, 0]]], 'float64');
+    const w = new WasmRows();
+    expect(w.setColumns(set, 0, set.count, 3)).toBe(true);
+    expect(wasmRow(w, 0, set, 0, 1, 2)[0]).toBe(25);
+    expect(wasmRow(w, 0, set, 2, 3, 4)[0]).toBe(12);
+    expect(wasmRow(w, 1, set, 2, 3, 4)[0]).toBe(Math.sqrt(16 + 4 + 36));
+    expect(Array.from(wasmRow(w, 2, set, 4, 4, 6))).toEqual([48, 24]);
+    expect(wasmRow(w, 0, set, 6, 7, 8)[0]).toBe(UPPER); // |1 - 0| over [0, upper)
+    expect(wasmRow(w, 0, set, 0, 0, 1)[0]).toBe(0);
+  });
+
+  for (const [code, name, op] of OPS) {
+    it(`match integrateRow bit for bit for ${name} on random data of mixed lengths, across sets and column ranges`, () => {
+      const a = mixedSet(23, 1);
+      const b = mixedSet(31, 2);
+      const f32 = widenPcfData(randomPcfs({ n: 9, points: 60, seed: 3, dtype: 'float32' }));
+      const w = new WasmRows();
+      for (const [rows, cols, j0, j1] of [[a, b, 0, 31], [a, b, 5, 17], [b, a, 22, 23], [a, a, 0, 23], [f32, a, 3, 20], [a, f32, 0, 9]] as const) {
+        expect(w.setColumns(cols, j0, j1 - j0, 0)).toBe(true); // row area starts empty and grows
+        const rowCount = rows.offsets.length - 1;
+        for (let i = 0; i < rowCount; i++) {
+          const expected = new Float64Array(j1 - j0);
+          integrateRow(op, rows, i, cols, j0, j1, expected, 0, 'none', 0, 0, UPPER);
+          const got = wasmRow(w, code, rows, i, j0, j1);
+          expect(Array.from(got)).toEqual(Array.from(expected));
+          if (j1 - j0 > 2) expect(Array.from(wasmRow(w, code, rows, i, j0 + 1, j1 - 1))).toEqual(Array.from(expected.subarray(1, -1)));
+        }
+      }
+    });
+  }
+
+  it('agree with the brute-force reference on 100-breakpoint PCFs (relative 1e-12)', () => {
+    const set = randomPcfs({ n: 12, points: 100, seed: 5 });
+    const pcfs = Array.from({ length: set.count }, (_, k) => pcfAt(set, k));
+    const w = new WasmRows();
+    expect(w.setColumns(set, 0, set.count, 100)).toBe(true);
+    for (const [code, , op] of OPS) {
+      const ref = referenceCdist(pcfs, pcfs, op);
+      for (let i = 0; i < set.count; i++) {
+        const got = wasmRow(w, code, set, i, 0, set.count);
+        got.forEach((x, j) => expect(Math.abs(x - ref[i]![j]!)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(ref[i]![j]!))));
+      }
+    }
+  });
+
+  it('round results to float32 when the output is a Float32Array', () => {
+    const set = randomPcfs({ n: 10, points: 20, seed: 6 });
+    const w = new WasmRows();
+    w.setColumns(set, 0, set.count, 20);
+    const out = new Float32Array(set.count);
+    expect(w.row(0, set, 4, 0, set.count, out, 0, UPPER)).toBe(true);
+    expect(Array.from(out)).toEqual(Array.from(wasmRow(w, 0, set, 4, 0, set.count), Math.fround));
+  });
+
+  it('refuse columns that would need over 1 GiB of memory, loading nothing', () => {
+    const huge: PcfData = { times: new Float64Array(1), values: new Float64Array(1), offsets: Uint32Array.of(0, 2 ** 26) };
+    expect(new WasmRows().setColumns(huge, 0, 1, 0)).toBe(false);
+  });
+});
+
+describe('the PCF block kernel on MU cores, through the wasm rows', () => {
+  let ctx: Context;
+  beforeAll(async () => {
+    ctx = await createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 2 } });
+  });
+  afterAll(async () => {
+    await ctx.destroy();
+  });
+
+  const set = mixedSet(57, 9);
+  const small = { maxOutputElements: 300, minBlockSide: 8 };
+  const pair = (op: PcfOp, x: PcfData, i: number, y: PcfData, j: number): number =>
+    integratePair(op, x.times as Float64Array, x.values as Float64Array, x.offsets[i]!, x.offsets[i + 1]!, y.times as Float64Array, y.values as Float64Array, y.offsets[j]!, y.offsets[j + 1]!, UPPER);
+
+  it('pdist (skip the diagonal and above) equals the JS pair kernels bit for bit, p = 1 and 2', async () => {
+    for (const p of [1, 2]) {
+      const d = await pdist(set, { context: ctx, p, ...small });
+      for (let i = 1; i < set.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair(pcfOp(p), set, i, set, j));
+    }
+  });
+
+  it('l2Kernel (skip above the diagonal) equals the JS pair kernel bit for bit, diagonal included', async () => {
+    const k = await l2Kernel(set, { context: ctx, ...small });
+    for (let i = 0; i < set.count; i++) for (let j = 0; j <= i; j++) expect(k.get(i, j)).toBe(pair(L2_INNER, set, i, set, j));
+  });
+
+  it('cdist (no skip) equals the JS pair kernels bit for bit, and p = 3 still runs in JS', async () => {
+    const other = mixedSet(19, 10);
+    for (const p of [1, 2, 3]) {
+      const t = await cdist(set, other, { context: ctx, p, ...small });
+      for (let i = 0; i < set.count; i++) for (let j = 0; j < other.count; j++) expect(t.get(i, j)).toBe(pair(pcfOp(p), set, i, other, j));
+    }
+    const inner = await cdist(set, other, { context: ctx, op: 'l2Inner', ...small });
+    for (let i = 0; i < set.count; i++) for (let j = 0; j < other.count; j++) expect(inner.get(i, j)).toBe(pair(L2_INNER, set, i, other, j));
+  });
+});
