@@ -66,7 +66,7 @@ export type { QueueOptions, BufferOptions } from './graph/queue.js';
 export { GraphBuffer } from './graph/buffer.js';
 export type { BufferId, ElementSpec, ElementType, DTypeOfSpec, DTypeOfClass } from './graph/buffer.js';
 export { CommandGroup } from './graph/commandGroup.js';
-export type { GraphKernelArg } from './graph/commandGroup.js';
+export type { GraphKernelArg, HostView, HostTaskHandle, HostTaskFn, HostTaskOptions } from './graph/commandGroup.js';
 export { Accessor } from './graph/accessor.js';
 export * as access from './graph/mappers.js';
 export { defineRangeMapper, applyRangeMapper, clampedBox } from './graph/rangeMapper.js';

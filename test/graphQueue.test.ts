@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  access, ArgumentError, box, createContext, formatDependency, KernelNotFoundError, StateError, subrange, TaskGraphError,
+  access, ArgumentError, box, createContext, formatDependency, formatRegion, KernelNotFoundError, RangeMapperError, StateError, subrange, TaskGraphError,
   type ChromeTrace, type Context, type DevicePtr, type GraphWarning, type Job, type KernelModule, type Queue, type TaskRecord, type TraceEvent,
 } from '../src/index.js';
+import type { Accessor } from '../src/graph/accessor.js';
+import type { HostTaskHandle } from '../src/graph/commandGroup.js';
 import { gateBytes, openAllGates, openGates, waitForStarted } from './fixtures/gates.js';
 
 let ctx: Context;
@@ -174,7 +176,7 @@ describe('queue: failures', () => {
     expect(() => q.submit((cg) => cg.parallelFor([4], 'plain_task'))).toThrow(
       new ArgumentError("kernel 'plain_task' is a task kernel; parallelFor runs chunk kernels: define it with defineChunkKernel from pxl/mu"),
     );
-    expect(() => q.submit((cg) => void cg.write(a, access.oneToOne()))).toThrow(new StateError('the command group did not call parallelFor: a submit runs exactly one kernel'));
+    expect(() => q.submit((cg) => void cg.write(a, access.oneToOne()))).toThrow(new StateError('the command group did not call parallelFor or hostTask: a submit runs exactly one kernel or host task'));
     expect(() =>
       q.submit((cg) => {
         cg.parallelFor([4], 'iota', cg.write(a, access.oneToOne()), 0);
@@ -182,7 +184,7 @@ describe('queue: failures', () => {
       }),
     ).toThrow(new StateError('a command group runs one kernel: parallelFor was already called in this submit'));
     expect(() => q.submit(async (cg) => cg.parallelFor([4], 'iota', cg.write(a, access.oneToOne()), 0))).toThrow(
-      new StateError('the function given to submit must declare its accesses and call parallelFor synchronously; it returned a promise'),
+      new StateError('the function given to submit must declare its accesses and call parallelFor or hostTask synchronously; it returned a promise (make the hostTask function async instead)'),
     );
     expect(() => q.submit((cg) => cg.parallelFor([4], 'iota', cg.write(foreign, access.oneToOne()), 0))).toThrow(new ArgumentError('buffer B0 belongs to another queue'));
     let kept: Parameters<Parameters<Queue['submit']>[0]>[0] | undefined;
@@ -240,6 +242,186 @@ describe('queue: failures', () => {
     } finally {
       await own.destroy();
     }
+  });
+});
+
+describe('queue: host tasks', () => {
+  it('orders kernel, host task and kernel on one buffer both ways (true dependencies)', async () => {
+    const q = queue({ uninitializedReads: 'throw' });
+    const a = q.buffer(Float64Array, [10], { name: 'a' });
+    const b = q.buffer(Float64Array, [10], { name: 'b' });
+    q.submit((cg) => cg.parallelFor([10], 'iota', cg.write(a, access.oneToOne(), { noInit: true }), 1)); // T1
+    let seen: number[] = [];
+    const host = q.submit((cg) => {
+      const rw = cg.readWrite(a, access.oneToOne());
+      cg.hostTask([10], (h) => {
+        const v = h.view(rw);
+        expect(v.shape).toEqual([10]);
+        expect(v.mode).toBe('read_write');
+        expect(formatRegion(v.region)).toBe('{[(0),(10))}');
+        seen = [...v.data];
+        for (let i = 0; i < 10; i++) v.data[i] = v.data[i]! * 10;
+      });
+    }); // T2
+    expect(host.kind).toBe('host');
+    expect(host.name).toBe('host');
+    expect(host.range).toEqual([10]);
+    expect(host.chunks).toHaveLength(1);
+    expect(host.dependencies.map(formatDependency)).toEqual(['true T1 B0 {[(0),(10))}']);
+    const after = q.submit((cg) => cg.parallelFor([10], 'scale', cg.read(a, access.oneToOne()), cg.write(b, access.oneToOne(), { noInit: true }), 3)); // T3
+    expect(after.dependencies.map(formatDependency)).toEqual(['true T2 B0 {[(0),(10))}']);
+    expect([...(await q.fence(b))]).toEqual(iota(10, 1).map((x) => 30 * x));
+    expect(seen).toEqual(iota(10, 1));
+    await q.wait();
+    await q.destroy();
+  });
+
+  it('gives a host task the values a kernel wrote into the region it reads, and awaits an async one', async () => {
+    const q = queue();
+    const m = q.buffer(Int32Array, [4, 6], { name: 'm' });
+    q.submit((cg) => cg.parallelFor([4, 6], 'mark_chunk', cg.write(m, access.oneToOne(), { noInit: true }))); // T1: chunk 0 has columns 0-2, chunk 1 columns 3-5
+    const out = q.buffer(Float64Array, [2], { init: [0, 0], name: 'out' }); // T2 (init)
+    let rows: number[][] = [];
+    let ran = false;
+    const t = q.submit((cg) => {
+      const part = cg.read(m, access.fixed(subrange([1, 2], [2, 3])));
+      const sums = cg.write(out, access.all());
+      cg.hostTask(
+        async (h) => {
+          await new Promise((r) => setTimeout(r, 5));
+          const v = h.view(part);
+          const cols = v.shape[1]!;
+          rows = [1, 2].map((i) => [2, 3, 4].map((j) => v.data[i * cols + j]!));
+          h.view(sums).data[0] = rows.flat().reduce((s, x) => s + x, 0);
+          ran = true;
+        },
+        { name: 'sum' },
+      );
+    }); // T3
+    expect(ran).toBe(false); // never inside submit
+    expect(t.dependencies.map(formatDependency)).toEqual(['true T1 B0 {[(1,2),(3,5))}', 'true T2 B1 {[(0),(2))}']);
+    // A later kernel that overwrites what the host task reads waits for it (write after read).
+    const over = q.submit((cg) => cg.parallelFor([4, 6], 'mark_chunk', cg.write(m, access.oneToOne(), { noInit: true })));
+    expect(over.dependencies.map((d) => `${d.kind} T${d.task}`)).toEqual(['output T1', 'anti T3']);
+    const total = await q.fence(out);
+    expect(ran).toBe(true);
+    expect(rows).toEqual([[0, 1, 1], [0, 1, 1]]);
+    expect([...total]).toEqual([4, 0]);
+    await q.destroy();
+  });
+
+  it('runs a host task whose writes a later host task and a fence read, over a 2-D range', async () => {
+    const q = queue();
+    const g = q.buffer(Int32Array, [3, 4]);
+    q.submit((cg) => {
+      const w = cg.write(g, access.oneToOne(), { noInit: true });
+      cg.hostTask([3, 4], (h) => {
+        const v = h.view(w);
+        for (let i = 0; i < 12; i++) v.data[i] = i;
+      });
+    });
+    const second = q.submit((cg) => {
+      const row = cg.readWrite(g, access.fixed(subrange([2, 0], [1, 4])));
+      cg.hostTask((h) => {
+        const v = h.view(row);
+        for (let j = 0; j < 4; j++) v.data[8 + j] = -v.data[8 + j]!;
+      });
+    });
+    expect(second.range).toEqual([1]);
+    expect(second.dependencies.map(formatDependency)).toEqual(['true T1 B0 {[(2,0),(3,4))}']);
+    expect([...(await q.fence(g))]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, -8, -9, -10, -11]);
+    await q.destroy();
+  });
+
+  it('fails a throwing host task like a failing kernel, and the readers of what it wrote', async () => {
+    const q = queue();
+    const a = q.buffer(Float64Array, [4], { init: [1, 2, 3, 4], name: 'a' });
+    q.submit((cg) => {
+      cg.write(a, access.all());
+      cg.hostTask(() => {
+        throw new Error('host fails on purpose');
+      }, { name: 'bad' });
+    }); // T2
+    let readerRan = false;
+    q.submit((cg) => {
+      cg.read(a, access.all());
+      cg.hostTask(() => {
+        readerRan = true;
+      });
+    }); // T3
+    await expect(q.fence(a)).rejects.toThrow("task T4 'fence' did not run because a task it depends on failed: task T2 'bad' failed: host fails on purpose");
+    const err = await q.wait().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskGraphError);
+    expect((err as TaskGraphError).task).toBe("T2 'bad'");
+    expect((err as Error).cause).toEqual(new Error('host fails on purpose'));
+    expect(readerRan).toBe(false);
+
+    // An async rejection fails the same way; a kernel failure fails a host task that reads its output.
+    q.submit((cg) => {
+      cg.write(a, access.all(), { noInit: true });
+      cg.hostTask(async () => {
+        await Promise.resolve();
+        throw new Error('later');
+      });
+    }); // T5
+    q.submit((cg) => cg.parallelFor([4], 'throw_in_chunk', cg.write(a, access.oneToOne(), { noInit: true }), 0)); // T6
+    let afterKernel = false;
+    q.submit((cg) => {
+      cg.read(a, access.fixed(subrange([0], [1])));
+      cg.hostTask(() => {
+        afterKernel = true;
+      });
+    }); // T7
+    const second = await q.wait().catch((e: unknown) => e);
+    expect((second as Error).message).toBe("task T5 'host' failed: later (and 1 more task failure)");
+    expect(afterKernel).toBe(false);
+    await q.destroy();
+  });
+
+  it('refuses malformed host tasks at submit and checks views while running', async () => {
+    const q = queue();
+    const a = q.buffer(Float64Array, [4], { init: [1, 2, 3, 4], name: 'a' });
+    const grid = q.buffer(Float64Array, [2, 2], { init: [1, 2, 3, 4] });
+    const f = (): void => undefined;
+    expect(() => q.submit((cg) => { cg.hostTask(f); cg.hostTask(f); })).toThrow(new StateError('a command group runs one kernel or host task: hostTask was already called in this submit'));
+    expect(() => q.submit((cg) => { cg.parallelFor([4], 'iota', cg.write(a, access.oneToOne()), 0); cg.hostTask(f); })).toThrow(
+      new StateError('a command group runs one kernel or host task: parallelFor was already called in this submit'),
+    );
+    expect(() => q.submit((cg) => { cg.hostTask(f); cg.parallelFor([4], 'iota', cg.write(a, access.oneToOne()), 0); })).toThrow(
+      new StateError('a command group runs one kernel or host task: hostTask was already called in this submit'),
+    );
+    expect(() => q.submit((cg) => cg.hostTask('nope' as never))).toThrow(new ArgumentError("hostTask needs a function to run on the host, got 'nope'"));
+    expect(() => q.submit((cg) => cg.hostTask([4], undefined as never))).toThrow(new ArgumentError('hostTask needs a function to run on the host, got undefined'));
+    expect(() => q.submit((cg) => cg.hostTask(f, { name: '' }))).toThrow(new ArgumentError("a host task's name must be a non-empty string, got ''"));
+    expect(() => q.submit((cg) => cg.hostTask([-1], f))).toThrow();
+    expect(() => q.submit((cg) => { cg.read(grid, access.slice(1)); cg.hostTask(f); })).toThrow(RangeMapperError);
+    expect(() => q.submit((cg) => { cg.read(grid, access.oneToOne()); cg.hostTask([4], f); })).toThrow(/^task T3 'host', buffer B1: /);
+    let kept: Parameters<Parameters<Queue['submit']>[0]>[0] | undefined;
+    q.submit((cg) => {
+      kept = cg;
+      cg.hostTask(f);
+    });
+    expect(() => kept!.hostTask(f)).toThrow(new StateError('hostTask: the command group is closed; use it only inside the function given to submit'));
+    await q.wait();
+
+    // Views: only of this command group's accessors, and only while the function runs.
+    let foreign: Accessor<'float64', 1, 'read'> | undefined;
+    q.submit((cg) => {
+      foreign = cg.read(a, access.all());
+      cg.hostTask(f);
+    });
+    let handle: HostTaskHandle | undefined;
+    q.submit((cg) => {
+      cg.read(a, access.all());
+      cg.hostTask((h) => {
+        handle = h;
+        h.view(foreign!);
+      }, { name: 'peek' });
+    });
+    const err = await q.wait().catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/^task T\d+ 'peek' failed: host task T\d+ 'peek' has a view only of the accessors its own command group declared$/);
+    expect(() => handle!.view(foreign!)).toThrow(/has ended: views are valid only while its function runs$/);
+    await q.destroy();
   });
 });
 

@@ -1,10 +1,11 @@
 import type { CoordsInput, Dims } from '../core/dims.js';
-import type { DType } from '../core/dtype.js';
+import type { DType, TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, StateError } from '../core/errors.js';
 import { range as makeRange, type Range } from '../core/range.js';
 import { describe } from '../core/validate.js';
+import type { Region } from '../core/region.js';
 import type { KernelArg } from '../pxl/arguments.js';
-import { accessOf, type AccessOptions } from './accessMode.js';
+import { accessOf, type AccessMode, type AccessOptions } from './accessMode.js';
 import { Accessor } from './accessor.js';
 import { GraphBuffer } from './buffer.js';
 import type { AnyRangeMapper } from './rangeMapper.js';
@@ -15,12 +16,50 @@ const MAX_EXTENT = 0x7fffffff;
 /** What `parallelFor` passes to a kernel: accessors (the kernel sees their buffers) and plain kernel arguments. */
 export type GraphKernelArg = Accessor | KernelArg;
 
-/** What a command group asked for, once its function returned. @internal */
-export interface CommandGroupSpec {
-  readonly kernel: string;
+/**
+ * The host's view of one buffer in a host task: `data` is the buffer's whole memory (row-major,
+ * dimension 0 slowest, indexed with global coordinates like a kernel's `NDView`), live, not a copy.
+ * On the CPU backend the buffer's device memory is the host's shared memory, so what the task writes
+ * into `data` is the buffer's new contents at once; nothing is copied back. Touch only `region`, the
+ * points the accessor's range mapper declares for the host task's range, and only while the host
+ * task's function runs (until the promise it returns settles).
+ */
+export interface HostView<T extends DType = DType, D extends Dims = Dims, M extends AccessMode = AccessMode> {
+  readonly data: TypedArrayOf<T>;
+  /** The buffer's extent. */
+  readonly shape: Range<D>;
+  /** The declared points: the range mapper applied to the host task's range, clamped to the buffer. */
+  readonly region: Region<D>;
+  readonly mode: M;
+}
+
+/** What a host task's function receives: the host views of the accessors its command group declared. */
+export interface HostTaskHandle {
+  /** The host task's range (the one chunk its range mappers were applied to). */
   readonly range: Range;
-  readonly args: readonly GraphKernelArg[];
-  readonly accessors: readonly Accessor[];
+  /**
+   * The host view of `accessor`'s buffer.
+   * @throws {ArgumentError} for an accessor of another command group; {@link StateError} once the
+   *   host task's function has returned (or its promise settled).
+   */
+  view<T extends DType, D extends Dims, M extends AccessMode>(accessor: Accessor<T, D, M>): HostView<T, D, M>;
+}
+
+/** The function of a host task; it may be async, and the task ends when its promise settles. */
+export type HostTaskFn = (host: HostTaskHandle) => void | Promise<void>;
+
+/** What a command group asked for, once its function returned. @internal */
+export type CommandGroupSpec =
+  | { readonly kind: 'kernel'; readonly kernel: string; readonly range: Range; readonly args: readonly GraphKernelArg[]; readonly accessors: readonly Accessor[] }
+  | { readonly kind: 'host'; readonly name: string; readonly range: Range; readonly fn: HostTaskFn; readonly accessors: readonly Accessor[] };
+
+/** The range of a host task without one: a single point, so every mapper that fits a 1-D kernel applies. */
+const HOST_RANGE: readonly number[] = [1];
+
+/** Options of {@link CommandGroup.hostTask}. */
+export interface HostTaskOptions {
+  /** The task's name in diagnostics: `T3 'checksum'`. Default `'host'`. */
+  name?: string;
 }
 
 /**
@@ -36,11 +75,17 @@ export interface CommandGroupSpec {
  *   cg.parallelFor([1024, 1024], 'stencil', src, dst, 0.1);
  * });
  * ```
+ *
+ * Instead of `parallelFor`, a command group may call `hostTask`: a function that runs on the main
+ * thread with host views of the declared buffers.
  */
 export class CommandGroup {
   readonly #owner: object;
   readonly #accessors: Accessor[] = [];
-  #launch: { kernel: string; range: Range; args: readonly GraphKernelArg[] } | undefined;
+  #launch:
+    | { kind: 'kernel'; kernel: string; range: Range; args: readonly GraphKernelArg[] }
+    | { kind: 'host'; name: string; range: Range; fn: HostTaskFn }
+    | undefined;
   #closed = false;
 
   /** @internal */
@@ -80,7 +125,7 @@ export class CommandGroup {
    */
   parallelFor(range: CoordsInput, kernel: string, ...args: GraphKernelArg[]): void {
     this.#open('parallelFor');
-    if (this.#launch !== undefined) throw new StateError('a command group runs one kernel: parallelFor was already called in this submit');
+    this.#once('parallelFor');
     if (typeof kernel !== 'string' || kernel === '') throw new ArgumentError(`parallelFor needs the kernel's name as a string, got ${describe(kernel)}`);
     const r = makeRange(range as readonly number[]);
     if (r.some((e) => e > MAX_EXTENT)) throw new ArgumentError(`parallelFor ranges reach at most ${MAX_EXTENT} along a dimension (chunk bounds travel as int32), got (${r.join(',')})`);
@@ -90,14 +135,57 @@ export class CommandGroup {
         throw new ArgumentError(`argument ${i} of parallelFor is an accessor declared in another command group; declare it with this command group's read, write or readWrite`, i);
       }
     });
-    this.#launch = { kernel, range: r, args: Object.freeze([...args]) };
+    this.#launch = { kind: 'kernel', kernel, range: r, args: Object.freeze([...args]) };
+  }
+
+  /**
+   * Makes the task a host task: once every task it depends on has finished, `fn` runs on the main
+   * thread and receives a {@link HostTaskHandle}, whose `view(accessor)` gives the host view of each
+   * buffer this command group declared (see {@link HostView}: live views of the buffer's shared
+   * memory, so writes need no write-back). The accessors' range mappers are applied to one chunk
+   * covering `range` (default `[1]`, for mappers such as `access.all()` or `access.fixed(...)`;
+   * give the buffer's extent to use `access.oneToOne()`), and the task's dependencies follow from
+   * those regions exactly as for a kernel. An async `fn` is awaited; when `fn` throws or its promise
+   * rejects, the task fails like a failing kernel.
+   * @throws {StateError} when the command group already runs a kernel or host task, or is closed;
+   *   {@link ArgumentError} when `fn` is not a function or the name is not a non-empty string;
+   *   GeometryError for a bad range.
+   * @example
+   * ```ts
+   * q.submit((cg) => {
+   *   const sums = cg.readWrite(totals, access.all());
+   *   cg.hostTask((host) => { const t = host.view(sums).data; t[0] = t[0]! + t[1]!; });
+   * });
+   * ```
+   */
+  hostTask(fn: HostTaskFn, options?: HostTaskOptions): void;
+  hostTask(range: CoordsInput, fn: HostTaskFn, options?: HostTaskOptions): void;
+  hostTask(first: CoordsInput | HostTaskFn, second?: HostTaskFn | HostTaskOptions, third?: HostTaskOptions): void {
+    this.#open('hostTask');
+    this.#once('hostTask');
+    const ranged = typeof first === 'object' && first !== null;
+    const fn = ranged ? second : first;
+    const options = (ranged ? third : second) as HostTaskOptions | undefined;
+    if (typeof fn !== 'function') throw new ArgumentError(`hostTask needs a function to run on the host, got ${describe(fn)}`);
+    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new ArgumentError(`hostTask options must be an object, got ${describe(options)}`);
+    const name = options?.name ?? 'host';
+    if (typeof name !== 'string' || name === '') throw new ArgumentError(`a host task's name must be a non-empty string, got ${describe(name)}`);
+    const r = makeRange((ranged ? first : HOST_RANGE) as readonly number[]);
+    this.#launch = { kind: 'host', name, range: r, fn: fn as HostTaskFn };
   }
 
   /** @internal Ends the command group and returns what it declared. */
   close(): CommandGroupSpec {
     this.#closed = true;
-    if (this.#launch === undefined) throw new StateError('the command group did not call parallelFor: a submit runs exactly one kernel');
+    if (this.#launch === undefined) throw new StateError('the command group did not call parallelFor or hostTask: a submit runs exactly one kernel or host task');
     return { ...this.#launch, accessors: Object.freeze([...this.#accessors]) };
+  }
+
+  #once(call: string): void {
+    if (this.#launch === undefined) return;
+    const before = this.#launch.kind === 'kernel' ? 'parallelFor' : 'hostTask';
+    if (call === 'parallelFor' && before === 'parallelFor') throw new StateError('a command group runs one kernel: parallelFor was already called in this submit');
+    throw new StateError(`a command group runs one kernel or host task: ${before} was already called in this submit`);
   }
 
   #declare<T extends DType, D extends Dims, A extends Accessor<T, D>['access']>(buffer: GraphBuffer<T, D>, mapper: AnyRangeMapper, access: A): Accessor<T, D, A['mode']> {

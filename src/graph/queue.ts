@@ -3,7 +3,7 @@ import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
 import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, invariant, KernelNotFoundError, OptionError, StateError, UnsupportedError } from '../core/errors.js';
 import { range as makeRange, rangeSize } from '../core/range.js';
-import { contains, regionOf } from '../core/region.js';
+import { contains, regionOf, type Region } from '../core/region.js';
 import type { Subrange } from '../core/subrange.js';
 import { checkInteger, describe } from '../core/validate.js';
 import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
@@ -11,14 +11,14 @@ import type { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
 import { NDArray } from '../pxl/ndarray.js';
-import { accessOf } from './accessMode.js';
+import { accessOf, type AccessMode } from './accessMode.js';
 import { Accessor } from './accessor.js';
 import { copyInitialData, dtypeOfSpec, GraphBuffer, type BufferId, type DTypeOfSpec, type ElementSpec } from './buffer.js';
-import { CommandGroup } from './commandGroup.js';
+import { CommandGroup, type CommandGroupSpec, type HostTaskHandle, type HostView } from './commandGroup.js';
 import { Executor, type TaskRun } from './executor.js';
 import { Launcher, type DebugAccessor } from './launcher.js';
 import { split } from './split.js';
-import type { GraphWarning, TaskRecord } from './task.js';
+import { taskLabel, type GraphWarning, type TaskRecord } from './task.js';
 import { TaskGraph, type UninitializedReadPolicy } from './taskGraph.js';
 
 /** Options of `Context.createQueue`. */
@@ -176,9 +176,10 @@ export class Queue {
   }
 
   /**
-   * Submits one task: `group` declares the buffers it accesses and calls `parallelFor` once. The
-   * task runs once every task it depends on has finished. Returns the task as the graph built it.
-   * @throws what `group` throws; StateError when `group` declares no kernel or is async;
+   * Submits one task: `group` declares the buffers it accesses and calls `parallelFor` (a kernel
+   * task) or `hostTask` (a function run on the main thread) once. The task runs once every task it
+   * depends on has finished. Returns the task as the graph built it.
+   * @throws what `group` throws; StateError when `group` declares no kernel or host task, or is async;
    *   KernelNotFoundError for a kernel no loaded module exports; ArgumentError for a task kernel or
    *   arguments a kernel cannot take; RangeMapperError naming task and buffer when a mapper does not
    *   fit; TaskGraphError for overlapping producer chunks or (policy 'throw') unwritten reads.
@@ -194,9 +195,10 @@ export class Queue {
       } catch {
         // Closing is what matters: later calls on the command group fail.
       }
-      throw new StateError('the function given to submit must declare its accesses and call parallelFor synchronously; it returned a promise');
+      throw new StateError('the function given to submit must declare its accesses and call parallelFor or hostTask synchronously; it returned a promise (make the hostTask function async instead)');
     }
     const spec = cg.close();
+    if (spec.kind === 'host') return this.#submitHost(cg, spec);
     this.#checkKernel(spec.kernel);
     const kernelArgs = spec.args.map((a): KernelArg => (a instanceof Accessor ? a.buffer.array : a));
     toLaunchArgs(kernelArgs, this.#ctx, 'batch', this.#chunks);
@@ -210,6 +212,39 @@ export class Queue {
     });
     const debug = this.#debugBounds ? debugAccessors(task, spec.args, spec.accessors) : undefined;
     this.#start(task, () => this.#launcher.run(task, kernelArgs, debug));
+    return task;
+  }
+
+  /** Adds a host task: its accesses are resolved over one chunk of its range, and its function runs on the main thread. */
+  #submitHost(cg: CommandGroup, spec: Extract<CommandGroupSpec, { kind: 'host' }>): TaskRecord {
+    const task = this.#graph.add({
+      kind: 'host',
+      name: spec.name,
+      range: spec.range,
+      chunks: split(spec.range, 1),
+      accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
+    });
+    this.#start(task, async () => {
+      // Never inside submit: the function runs after the submitting code has gone on.
+      await Promise.resolve();
+      let open = true;
+      const handle: HostTaskHandle = Object.freeze({
+        range: spec.range,
+        view: <T extends DType, D extends Dims, M extends AccessMode>(accessor: Accessor<T, D, M>): HostView<T, D, M> => {
+          if (!open) throw new StateError(`host task ${taskLabel(task)} has ended: views are valid only while its function runs`);
+          const at = accessor instanceof Accessor && accessor.group === cg ? spec.accessors.indexOf(accessor as unknown as Accessor) : -1;
+          if (at < 0) throw new ArgumentError(`host task ${taskLabel(task)} has a view only of the accessors its own command group declared`);
+          const buffer = accessor.buffer;
+          const data = this.#ctx.hostView(buffer.array.ptr, buffer.dtype).subarray(0, buffer.size) as TypedArrayOf<T>;
+          return Object.freeze({ data, shape: buffer.range, region: task.accesses[at]!.region as Region<D>, mode: accessor.mode });
+        },
+      });
+      try {
+        await spec.fn(handle);
+      } finally {
+        open = false;
+      }
+    });
     return task;
   }
 

@@ -16,12 +16,13 @@ export function formatTaskId(id: TaskId): string {
 }
 
 /**
- * What a task does: `'kernel'` runs a chunk kernel over a range (`submit`); `'fence'` copies a
+ * What a task does: `'kernel'` runs a chunk kernel over a range (`submit` with `parallelFor`);
+ * `'host'` runs a function on the main thread (`submit` with `hostTask`); `'fence'` copies a
  * buffer region to the host (`fence`); `'init'` copies a buffer's initial contents into it;
  * `'horizon'` does nothing but wait for every task before it, so that the graph can forget them (it
  * stands in for them as the last writer and reader of everything they touched).
  */
-export type TaskKind = 'kernel' | 'fence' | 'init' | 'horizon';
+export type TaskKind = 'kernel' | 'host' | 'fence' | 'init' | 'horizon';
 
 /**
  * Why one task waits for another, on a buffer region both touch:
@@ -50,7 +51,7 @@ export interface BufferAccess {
   readonly mapper: string;
   /** The union over chunks: what the whole task touches. */
   readonly region: Region;
-  /** What each chunk touches, in chunk order (one entry for host tasks). */
+  /** What each chunk touches, in chunk order (one entry for fences and inits). */
   readonly chunkRegions: readonly Region[];
 }
 
@@ -67,11 +68,11 @@ export interface TaskCopy {
 export interface TaskRecord {
   readonly id: TaskId;
   readonly kind: TaskKind;
-  /** The kernel's name; `'fence'`, `'init'` or `'horizon'` for the others. */
+  /** The kernel's name; the host task's name (default `'host'`); `'fence'`, `'init'` or `'horizon'` for the others. */
   readonly name: string;
-  /** The kernel's index space; undefined for host tasks. */
+  /** The kernel's or host task's index space; undefined for fences, inits and horizons. */
   readonly range: Range | undefined;
-  /** The chunks the kernel runs as, one launch task each; empty for host tasks. */
+  /** The chunks the kernel runs as, one launch task each; one chunk of the whole range for a host task; empty for the others. */
   readonly chunks: readonly Chunk[];
   readonly accesses: readonly BufferAccess[];
   /** Sorted by task id, then kind (true, anti, output), then buffer id. */
