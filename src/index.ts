@@ -95,3 +95,6 @@ export type { Region, IndexSet } from './core/region.js';
 export type { Coords, CoordsInput, Dims, DimsOf } from './core/dims.js';
 export type { RegionEntry } from './graph/regionMap.js';
 export { GeometryError, RangeMapperError, TaskGraphError } from './core/errors.js';
+export { CommandBuffer, dispatch, Fence, Semaphore } from './mux/index.js';
+export type { Command, CommandBufferState, CommandCallback, NDRange, DispatchOptions, FenceState, SemaphoreState } from './mux/index.js';
+export { CommandBufferError } from './core/errors.js';

@@ -23,7 +23,8 @@ export type PxlErrorCode =
   | 'PXL_LOGIC'
   | 'PXL_INVALID_GEOMETRY'
   | 'PXL_RANGE_MAPPER'
-  | 'PXL_TASK_GRAPH';
+  | 'PXL_TASK_GRAPH'
+  | 'PXL_COMMAND_BUFFER';
 
 /** Base class of all pxl errors. */
 export class PxlError extends Error {
@@ -224,5 +225,24 @@ export class TaskGraphError extends PxlError {
     super('PXL_TASK_GRAPH', message, options);
     this.task = where.task;
     this.buffer = where.buffer;
+  }
+}
+
+/**
+ * A dispatched command buffer did not complete. `reason` is `'failed'` when its command number
+ * `commandIndex` (of kind `command`) failed, with the failure from below as `cause`; `'upstream'`
+ * when a semaphore it waited on was failed by an earlier dispatch, so none of its commands ran
+ * (the upstream failure is the `cause`). The code is that of a failed kernel, the closest stable
+ * code pxl has for work that did not complete.
+ */
+export class CommandBufferError extends PxlError {
+  readonly reason: 'failed' | 'upstream';
+  readonly commandIndex: number | undefined;
+  readonly command: string | undefined;
+  constructor(message: string, where: { reason: 'failed' | 'upstream'; commandIndex?: number; command?: string }, options?: { cause?: unknown }) {
+    super('PXL_COMMAND_BUFFER', message, options);
+    this.reason = where.reason;
+    this.commandIndex = where.commandIndex;
+    this.command = where.command;
   }
 }

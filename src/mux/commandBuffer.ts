@@ -1,0 +1,269 @@
+import { ArgumentError, OptionError, StateError } from '../core/errors.js';
+import type { KernelArg } from '../pxl/arguments.js';
+import type { Context } from '../pxl/context.js';
+import { DevicePtr } from '../pxl/devicePtr.js';
+import type { Job } from '../pxl/job.js';
+import type { KernelMap } from '../pxl/kernelMap.js';
+import { MaxTaskCount } from '../pxl/launchPlan.js';
+
+/** An ND-range of 1 to 3 dimensions: `global` work-items, grouped into work-groups of `local`. */
+export interface NDRange {
+  /** Work-items per dimension; their product is the launch's task count (at most MaxTaskCount). */
+  readonly global: readonly number[];
+  /** Work-group size per dimension, dividing `global`. Default: 1 in every dimension. Recorded only. */
+  readonly local?: readonly number[];
+}
+
+/** A host callback run as a command: it may return a promise, which the buffer awaits. */
+export type CommandCallback = () => void | Promise<void>;
+
+/** What a command buffer recorded, as a discriminated union on `kind` (read-only descriptions). */
+export type Command =
+  | { readonly kind: 'write'; readonly dst: DevicePtr; readonly offset: number; readonly size: number; readonly data: Uint8Array }
+  | { readonly kind: 'read'; readonly src: DevicePtr; readonly offset: number; readonly size: number; readonly dst: Uint8Array }
+  | { readonly kind: 'copy'; readonly src: DevicePtr; readonly srcOffset: number; readonly dst: DevicePtr; readonly dstOffset: number; readonly size: number }
+  | { readonly kind: 'fill'; readonly dst: DevicePtr; readonly offset: number; readonly size: number; readonly pattern: Uint8Array }
+  | { readonly kind: 'launch'; readonly kernel: string; readonly global: readonly number[]; readonly local: readonly number[]; readonly taskCount: number; readonly args: readonly KernelArg[]; readonly map: KernelMap }
+  | { readonly kind: 'callback'; readonly fn: CommandCallback };
+
+/** Where a command buffer stands: recording, finalized (dispatchable), or dispatched and not yet complete. */
+export type CommandBufferState = 'recording' | 'finalized' | 'dispatched';
+
+/**
+ * A recorded sequence of memory commands, kernel launches and host callbacks, dispatched as one
+ * unit with `dispatch()`. Record, `finalize()`, dispatch (again and again once each dispatch has
+ * completed), and `reset()` to record anew.
+ *
+ * Ordering contract: commands of one buffer behave as if run in recording order. This
+ * implementation runs them strictly one after another (a command starts when the previous one has
+ * finished), which satisfies the contract without tracking which regions each command touches.
+ *
+ * Validation: every recording method checks its arguments before touching the buffer; a rejected
+ * call (ArgumentError, OptionError, KernelNotFoundError, StateError) leaves the buffer unchanged.
+ *
+ * @example
+ * ```ts
+ * const cb = new CommandBuffer(ctx, job);
+ * cb.write(ptr, 0, new Float32Array([1, 2, 3, 4]))
+ *   .launch('scale', { global: [4], local: [2] }, ptr)
+ *   .read(ptr, 0, out)
+ *   .finalize();
+ * const fence = new Fence();
+ * dispatch(cb, { fence });
+ * await fence.wait();
+ * ```
+ */
+export class CommandBuffer {
+  readonly #ctx: Context;
+  readonly #job: Job | undefined;
+  #commands: Command[] = [];
+  #state: CommandBufferState = 'recording';
+
+  /** `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only. */
+  constructor(context: Context, job?: Job) {
+    this.#ctx = context;
+    this.#job = job;
+  }
+
+  get state(): CommandBufferState {
+    return this.#state;
+  }
+
+  /** The recorded commands, in order. */
+  get commands(): readonly Command[] {
+    return [...this.#commands];
+  }
+
+  /**
+   * Records a write of `data`'s bytes to `dst` + `offset`. The bytes are copied when recorded, so
+   * later changes to `data` do not reach the device.
+   * @throws ArgumentError for a region outside the allocation or a foreign/freed pointer.
+   */
+  write(dst: DevicePtr, offset: number, data: ArrayBufferView): this {
+    this.#recording('write');
+    const bytes = hostBytes('write', data);
+    checkRegion(this.#ctx, 'write', dst, offset, bytes.byteLength);
+    return this.#push({ kind: 'write', dst, offset, size: bytes.byteLength, data: bytes.slice() });
+  }
+
+  /**
+   * Records a read of `dst.byteLength` bytes at `src` + `offset` into host memory `dst`, which is
+   * written when the command runs.
+   * @throws ArgumentError for a region outside the allocation or a foreign/freed pointer.
+   */
+  read(src: DevicePtr, offset: number, dst: ArrayBufferView): this {
+    this.#recording('read');
+    const bytes = hostBytes('read', dst);
+    checkRegion(this.#ctx, 'read', src, offset, bytes.byteLength);
+    return this.#push({ kind: 'read', src, offset, size: bytes.byteLength, dst: bytes });
+  }
+
+  /**
+   * Records a device-to-device copy of `size` bytes. Overlapping regions copy as if through a
+   * temporary buffer.
+   * @throws ArgumentError for either region outside its allocation.
+   */
+  copy(src: DevicePtr, srcOffset: number, dst: DevicePtr, dstOffset: number, size: number): this {
+    this.#recording('copy');
+    checkRegion(this.#ctx, 'copy source', src, srcOffset, size);
+    checkRegion(this.#ctx, 'copy destination', dst, dstOffset, size);
+    return this.#push({ kind: 'copy', src, srcOffset, dst, dstOffset, size });
+  }
+
+  /**
+   * Records a fill of `size` bytes at `dst` + `offset` with `pattern` repeated (for example a
+   * `Float32Array.of(1)`); `size` must be a multiple of the pattern's byte length.
+   * @throws ArgumentError for a bad region, an empty pattern or a size that is not a multiple of it.
+   */
+  fill(dst: DevicePtr, offset: number, size: number, pattern: ArrayBufferView): this {
+    this.#recording('fill');
+    const bytes = hostBytes('fill', pattern);
+    checkRegion(this.#ctx, 'fill', dst, offset, size);
+    if (bytes.byteLength === 0 || size % bytes.byteLength !== 0) {
+      throw new ArgumentError(`fill: size ${size} must be a multiple of the pattern's ${bytes.byteLength} bytes (and the pattern must not be empty)`);
+    }
+    return this.#push({ kind: 'fill', dst, offset, size, pattern: bytes.slice() });
+  }
+
+  /**
+   * Records a launch of kernel `kernel` over an ND-range, flattened row-major to
+   * `global[0] × global[1] × global[2]` tasks (task index `i` is item
+   * `(i % g0, ⌊i / g0⌋ % g1, ⌊i / (g0·g1)⌋)`). The work-group size is validated and recorded for
+   * later use; the launch itself runs each task once through `Job.buildMap(...).execute(args)`.
+   * @throws StateError when the buffer has no Job; OptionError for a bad range; KernelNotFoundError
+   *   for a kernel the Job's modules do not export.
+   */
+  launch(kernel: string, range: NDRange, ...args: KernelArg[]): this {
+    this.#recording('launch');
+    if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
+    const { global, local, taskCount } = checkRange(range);
+    const map = this.#job.buildMap(kernel, taskCount);
+    return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
+  }
+
+  /** Records a host callback; a callback that throws (or rejects) fails the dispatch. */
+  callback(fn: CommandCallback): this {
+    this.#recording('callback');
+    if (typeof fn !== 'function') throw new ArgumentError('callback: expected a function');
+    return this.#push({ kind: 'callback', fn });
+  }
+
+  /** Ends recording so the buffer can be dispatched. A second call is harmless. */
+  finalize(): this {
+    if (this.#state === 'recording') this.#state = 'finalized';
+    return this;
+  }
+
+  /**
+   * Drops every command and returns to recording.
+   * @throws StateError while a dispatch of this buffer has not completed.
+   */
+  reset(): this {
+    if (this.#state === 'dispatched') throw new StateError('reset: this command buffer is dispatched and has not completed; wait on its fence first');
+    this.#commands = [];
+    this.#state = 'recording';
+    return this;
+  }
+
+  /** @internal Marks the buffer dispatched. @throws StateError unless it is finalized and idle. */
+  claim(): void {
+    if (this.#state === 'recording') throw new StateError('dispatch: the command buffer is still recording; call finalize() first');
+    if (this.#state === 'dispatched') throw new StateError('dispatch: the command buffer is already dispatched and has not completed; dispatch it again once its fence completes');
+    this.#state = 'dispatched';
+  }
+
+  /** @internal Returns a dispatched buffer to finalized. */
+  release(): void {
+    this.#state = 'finalized';
+  }
+
+  /**
+   * @internal Runs the commands in order. Resolves with undefined, or with the index and failure
+   * of the first command that failed (the later ones do not run).
+   */
+  async run(): Promise<{ index: number; command: Command; error: unknown } | undefined> {
+    const commands = this.#commands;
+    for (let index = 0; index < commands.length; index++) {
+      const command = commands[index]!;
+      try {
+        await this.#runOne(command);
+      } catch (error) {
+        return { index, command, error };
+      }
+    }
+    return undefined;
+  }
+
+  async #runOne(c: Command): Promise<void> {
+    const ctx = this.#ctx;
+    switch (c.kind) {
+      case 'write':
+        return ctx.copyToDevice(c.dst.add(c.offset), c.data);
+      case 'read':
+        return ctx.copyFromDevice(c.dst, c.src.add(c.offset));
+      case 'copy': {
+        const tmp = new Uint8Array(c.size);
+        await ctx.copyFromDevice(tmp, c.src.add(c.srcOffset));
+        return ctx.copyToDevice(c.dst.add(c.dstOffset), tmp);
+      }
+      case 'fill': {
+        const bytes = new Uint8Array(c.size);
+        for (let at = 0; at < c.size; at += c.pattern.byteLength) bytes.set(c.pattern, at);
+        return ctx.copyToDevice(c.dst.add(c.offset), bytes);
+      }
+      case 'launch':
+        await c.map.execute(...c.args);
+        return c.map.synchronize();
+      case 'callback':
+        return c.fn();
+    }
+  }
+
+  #recording(op: string): void {
+    if (this.#state !== 'recording') throw new StateError(`${op}: the command buffer is finalized; call reset() to record again`);
+  }
+
+  #push(command: Command): this {
+    this.#commands.push(command);
+    return this;
+  }
+}
+
+function hostBytes(op: string, x: ArrayBufferView): Uint8Array {
+  if (!ArrayBuffer.isView(x)) throw new ArgumentError(`${op}: expected a TypedArray or DataView for host memory`);
+  return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+}
+
+function checkRegion(ctx: Context, op: string, ptr: DevicePtr, offset: number, size: number): void {
+  if (!(ptr instanceof DevicePtr)) throw new ArgumentError(`${op} needs a DevicePtr from memAlloc`);
+  if (ptr.owner !== ctx) throw new ArgumentError(`${op}: the device pointer belongs to another Context`);
+  if (ptr.freed) throw new ArgumentError(`${op}: the device pointer was freed with memFree`);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new ArgumentError(`${op}: offset must be an integer ≥ 0, got ${String(offset)}`);
+  if (!Number.isSafeInteger(size) || size < 1) throw new ArgumentError(`${op}: size must be an integer ≥ 1, got ${String(size)}`);
+  if (offset + size > ptr.byteLength) {
+    throw new ArgumentError(`${op}: region [${offset}, ${offset + size}) does not fit in the ${ptr.byteLength} bytes from the pointer to the end of its allocation`);
+  }
+}
+
+function checkRange(range: NDRange): { global: readonly number[]; local: readonly number[]; taskCount: number } {
+  const global = range?.global;
+  if (!Array.isArray(global) || global.length < 1 || global.length > 3) {
+    throw new OptionError(`launch: global must be an array of 1 to 3 sizes, got ${Array.isArray(global) ? `${global.length} dimensions` : String(global)}`);
+  }
+  const local = range.local ?? global.map(() => 1);
+  if (!Array.isArray(local) || local.length !== global.length) {
+    throw new OptionError(`launch: local has ${Array.isArray(local) ? local.length : 'no'} dimensions but global has ${global.length}; give one work-group size per dimension`);
+  }
+  let taskCount = 1;
+  for (let d = 0; d < global.length; d++) {
+    const g = global[d];
+    const l = local[d];
+    if (typeof g !== 'number' || !Number.isInteger(g) || g < 1) throw new OptionError(`launch: global[${d}] must be an integer ≥ 1, got ${String(g)}`);
+    if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || g % l !== 0) {
+      throw new OptionError(`launch: local[${d}] must be an integer ≥ 1 dividing global[${d}] = ${g}, got ${String(l)}`);
+    }
+    taskCount *= g;
+  }
+  if (taskCount > MaxTaskCount) throw new OptionError(`launch: the range has ${taskCount} work-items; at most ${MaxTaskCount} (MaxTaskCount) are supported`);
+  return { global: Object.freeze([...global]), local: Object.freeze([...local]), taskCount };
+}

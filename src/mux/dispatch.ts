@@ -1,0 +1,99 @@
+import { ArgumentError, CommandBufferError, PxlError, StateError } from '../core/errors.js';
+import { CommandBuffer } from './commandBuffer.js';
+import { Fence } from './fence.js';
+import { Semaphore } from './semaphore.js';
+
+/** Options of {@link dispatch}. Every field is optional. */
+export interface DispatchOptions {
+  /** Semaphores that must all be signalled before the buffer starts. Default none: it starts at once. */
+  readonly wait?: readonly Semaphore[];
+  /** Semaphores signalled after the commands and the dispatch callback (failed if the dispatch failed). */
+  readonly signal?: readonly Semaphore[];
+  /** Completed last, after the signal semaphores; failed with the dispatch's CommandBufferError. */
+  readonly fence?: Fence;
+  /**
+   * Called once the commands finished (or the dispatch failed), before the signal semaphores and
+   * the fence; gets the failure, if any. An exception it throws is reported as a warning.
+   */
+  readonly callback?: (error: CommandBufferError | undefined) => void;
+}
+
+/**
+ * Dispatches a finalized command buffer. It starts once every `wait` semaphore is signalled, even
+ * when the dispatch that signals them is made later; then it runs its commands in order, calls the
+ * dispatch callback, signals its `signal` semaphores and completes its fence, in that order.
+ * Command buffers are not ordered with one another except through semaphores.
+ *
+ * Failure: when a command fails, the rest of the buffer is skipped and the callback, semaphores and
+ * fence receive a CommandBufferError (`reason: 'failed'`). When a `wait` semaphore is failed, the
+ * buffer does not run and passes the failure on (`reason: 'upstream'`) in the same order.
+ *
+ * @throws StateError (synchronously, nothing dispatched) when the buffer is not finalized or is
+ *   still dispatched, or the fence is pending with another dispatch; ArgumentError for a wait or
+ *   signal entry that is not a Semaphore.
+ * @example
+ * ```ts
+ * const s = new Semaphore();
+ * const fence = new Fence();
+ * dispatch(second, { wait: [s], fence });
+ * dispatch(first, { signal: [s] });
+ * await fence.wait(); // first ran, then second
+ * ```
+ */
+export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): void {
+  if (!(buffer instanceof CommandBuffer)) throw new ArgumentError('dispatch needs a CommandBuffer');
+  const wait = checkSemaphores('wait', options.wait);
+  const signal = checkSemaphores('signal', options.signal);
+  const fence = options.fence;
+  if (fence !== undefined) {
+    if (!(fence instanceof Fence)) throw new ArgumentError('dispatch: fence must be a Fence');
+    if (fence.state === 'pending') throw new StateError('dispatch: the fence is pending with another dispatch; reset() it after that one completes, or use a new Fence');
+  }
+  buffer.claim();
+  fence?.begin();
+
+  const finish = (error: CommandBufferError | undefined): void => {
+    buffer.release();
+    try {
+      options.callback?.(error);
+    } catch (err) {
+      process.emitWarning(`dispatch callback threw: ${String(err)}`);
+    }
+    for (const s of signal) s.settle(error);
+    fence?.settle(error);
+  };
+
+  const start = (): void => {
+    buffer.run().then(
+      (failure) => {
+        if (failure === undefined) return finish(undefined);
+        const { index, command, error } = failure;
+        const reason = error instanceof Error ? error.message : String(error);
+        finish(new CommandBufferError(`command ${index} (${command.kind}) of the command buffer failed: ${reason}`, { reason: 'failed', commandIndex: index, command: command.kind }, { cause: error }));
+      },
+      (error: unknown) => finish(new CommandBufferError(`the command buffer failed: ${String(error)}`, { reason: 'failed' }, { cause: error })),
+    );
+  };
+
+  // Count down the wait semaphores; the first failed one decides the upstream failure.
+  let remaining = wait.length;
+  let upstream: PxlError | undefined;
+  if (remaining === 0) return start();
+  for (const s of wait) {
+    s.whenSettled((error) => {
+      upstream ??= error;
+      if (--remaining > 0) return;
+      if (upstream === undefined) return start();
+      finish(new CommandBufferError(`the command buffer did not run: a semaphore it waited on failed (${upstream.message})`, { reason: 'upstream' }, { cause: upstream }));
+    });
+  }
+}
+
+function checkSemaphores(name: string, list: readonly Semaphore[] | undefined): readonly Semaphore[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new ArgumentError(`dispatch: ${name} must be an array of Semaphores`);
+  list.forEach((s, i) => {
+    if (!(s instanceof Semaphore)) throw new ArgumentError(`dispatch: ${name}[${i}] is not a Semaphore`);
+  });
+  return [...list];
+}

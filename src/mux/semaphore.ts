@@ -1,0 +1,67 @@
+import type { PxlError } from '../core/errors.js';
+
+/** Where a {@link Semaphore} stands: not yet signalled, signalled, or failed by its producer. */
+export type SemaphoreState = 'unsignalled' | 'signalled' | 'failed';
+
+type Waiter = (error: PxlError | undefined) => void;
+
+/**
+ * A one-shot GPU-style semaphore linking command buffers: a dispatch that lists it in `signal`
+ * signals it after its commands and dispatch callback; a dispatch that lists it in `wait` starts
+ * only once it is signalled. When the producing dispatch fails, the semaphore is failed instead and
+ * carries that failure to every waiting dispatch, which then does not run.
+ *
+ * Contract: a semaphore is signalled (or failed) at most once; it stays so until `reset()`.
+ * Waiters are notified in the order they registered, always asynchronously (never inside the call
+ * that registers them).
+ *
+ * @example
+ * ```ts
+ * const ready = new Semaphore();
+ * dispatch(consumer, { wait: [ready] });   // does not start yet
+ * dispatch(producer, { signal: [ready] }); // consumer starts after producer completes
+ * ```
+ */
+export class Semaphore {
+  #state: SemaphoreState = 'unsignalled';
+  #error: PxlError | undefined;
+  #waiters: Waiter[] = [];
+
+  get state(): SemaphoreState {
+    return this.#state;
+  }
+
+  /** The failure this semaphore carries when its state is `'failed'`. */
+  get error(): PxlError | undefined {
+    return this.#error;
+  }
+
+  /**
+   * Returns the semaphore to `'unsignalled'` so it can link another pair of dispatches.
+   * Dispatches still waiting on it keep waiting for the next signal.
+   */
+  reset(): void {
+    this.#state = 'unsignalled';
+    this.#error = undefined;
+  }
+
+  /** @internal Signals (no error) or fails (with error) the semaphore and wakes its waiters. */
+  settle(error: PxlError | undefined): void {
+    if (this.#state !== 'unsignalled') return;
+    this.#state = error === undefined ? 'signalled' : 'failed';
+    this.#error = error;
+    const waiters = this.#waiters.splice(0);
+    // Asynchronous, so a long chain of failed dispatches unwinds without deep recursion.
+    for (const w of waiters) queueMicrotask(() => w(error));
+  }
+
+  /** @internal Calls `waiter` once the semaphore is signalled or failed (asynchronously if it already is). */
+  whenSettled(waiter: Waiter): void {
+    if (this.#state === 'unsignalled') {
+      this.#waiters.push(waiter);
+    } else {
+      const error = this.#error;
+      queueMicrotask(() => waiter(error));
+    }
+  }
+}
