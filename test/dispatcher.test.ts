@@ -227,4 +227,19 @@ describe('pipelining', () => {
     ctx.memFree(log);
     ctx.memFree(counts);
   });
+
+  it('binds the memory of each execute when a Map cycles through more argument sets than cores keep bindings for', async () => {
+    const device = devices[0]!;
+    const { ctx } = device;
+    const job = jobWithSubs(device, [0, 1]);
+    const map = job.buildMap('count_tasks', 16).setBatchSize(4);
+    // 40 distinct pointers, each used three times, in an order that revisits recent and old ones.
+    const ptrs = Array.from({ length: 40 }, () => ctx.memAlloc(16 * 4));
+    const order = [...ptrs.keys(), ...ptrs.keys(), ...[...ptrs.keys()].reverse()].map((i) => (i * 7) % 40);
+    for (const i of order) await map.execute(ptrs[i]!);
+    await map.synchronize();
+    for (const p of ptrs) expect([...ctx.hostView(p, 'int32')]).toEqual(new Array(16).fill(3));
+    ctx.destroyJob(job);
+    for (const p of ptrs) ctx.memFree(p);
+  });
 });

@@ -58,6 +58,12 @@ export interface LaunchRequest {
   readonly cores: readonly CorePlan[];
   /** Called on the host for each `mu.message()` a kernel sends, before `done` settles. */
   readonly onMessage: (value: unknown) => void;
+  /**
+   * A launch of this backend that must finish before this one starts. The backend orders them
+   * wherever it can without a host round trip (on CPU cores, the cores wait for it). When that
+   * launch fails or is cancelled, this one runs no batch and reports `cancelled`.
+   */
+  readonly after?: LaunchHandle;
 }
 
 export type LaunchOutcome =

@@ -5,6 +5,8 @@ import { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
+import { commandDependencies } from './commandOrder.js';
+import { runCommands, type CommandFailure } from './commandRunner.js';
 
 /** An ND-range of 1 to 3 dimensions: `global` work-items, grouped into work-groups of `local`. */
 export interface NDRange {
@@ -34,9 +36,12 @@ export type CommandBufferState = 'recording' | 'finalized' | 'dispatched';
  * unit with `dispatch()`. Record, `finalize()`, dispatch (again and again once each dispatch has
  * completed), and `reset()` to record anew.
  *
- * Ordering contract: commands of one buffer behave as if run in recording order. This
- * implementation runs them strictly one after another (a command starts when the previous one has
- * finished), which satisfies the contract without tracking which regions each command touches.
+ * Ordering contract: commands of one buffer behave as if run in recording order. Commands that
+ * touch overlapping memory, at least one of them writing, run in recording order; the others may
+ * overlap. A kernel launch touches every device pointer and NDArray it is given (from the pointer
+ * to the end of its allocation), and a callback is a barrier. Dependent kernel launches are handed
+ * to the cores back to back, and the cores order them, so a chain of kernels runs without a host
+ * round trip between them.
  *
  * Validation: every recording method checks its arguments before touching the buffer; a rejected
  * call (ArgumentError, OptionError, KernelNotFoundError, StateError) leaves the buffer unchanged.
@@ -57,7 +62,14 @@ export class CommandBuffer {
   readonly #ctx: Context;
   readonly #job: Job | undefined;
   #commands: Command[] = [];
+  /**
+   * One Map per kernel and range, shared by the launches that name them: cores keep a Map's bound
+   * arguments between launches, so a buffer launching one kernel many times binds it once.
+   */
+  #maps = new Map<string, KernelMap>();
   #state: CommandBufferState = 'recording';
+  /** Computed by finalize(): for each command, the earlier ones it waits for. */
+  #dependencies: readonly (readonly number[])[] = [];
 
   /** `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only. */
   constructor(context: Context, job?: Job) {
@@ -137,7 +149,9 @@ export class CommandBuffer {
     this.#recording('launch');
     if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
     const { global, local, taskCount } = checkRange(range);
-    const map = this.#job.buildMap(kernel, taskCount);
+    const key = `${kernel}/${global.join('x')}`;
+    const map = this.#maps.get(key) ?? this.#job.buildMap(kernel, taskCount);
+    this.#maps.set(key, map);
     return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
   }
 
@@ -150,7 +164,9 @@ export class CommandBuffer {
 
   /** Ends recording so the buffer can be dispatched. A second call is harmless. */
   finalize(): this {
-    if (this.#state === 'recording') this.#state = 'finalized';
+    if (this.#state !== 'recording') return this;
+    this.#dependencies = commandDependencies(this.#commands);
+    this.#state = 'finalized';
     return this;
   }
 
@@ -161,6 +177,8 @@ export class CommandBuffer {
   reset(): this {
     if (this.#state === 'dispatched') throw new StateError('reset: this command buffer is dispatched and has not completed; wait on its fence first');
     this.#commands = [];
+    this.#maps.clear();
+    this.#dependencies = [];
     this.#state = 'recording';
     return this;
   }
@@ -178,45 +196,12 @@ export class CommandBuffer {
   }
 
   /**
-   * @internal Runs the commands in order. Resolves with undefined, or with the index and failure
-   * of the first command that failed (the later ones do not run).
+   * @internal Runs the commands, overlapping those that do not depend on each other. Resolves
+   * with undefined, or with the lowest-indexed command that failed (no command starts after a
+   * failure; those that depend on it do not run).
    */
-  async run(): Promise<{ index: number; command: Command; error: unknown } | undefined> {
-    const commands = this.#commands;
-    for (let index = 0; index < commands.length; index++) {
-      const command = commands[index]!;
-      try {
-        await this.#runOne(command);
-      } catch (error) {
-        return { index, command, error };
-      }
-    }
-    return undefined;
-  }
-
-  async #runOne(c: Command): Promise<void> {
-    const ctx = this.#ctx;
-    switch (c.kind) {
-      case 'write':
-        return ctx.copyToDevice(c.dst.add(c.offset), c.data);
-      case 'read':
-        return ctx.copyFromDevice(c.dst, c.src.add(c.offset));
-      case 'copy': {
-        const tmp = new Uint8Array(c.size);
-        await ctx.copyFromDevice(tmp, c.src.add(c.srcOffset));
-        return ctx.copyToDevice(c.dst.add(c.dstOffset), tmp);
-      }
-      case 'fill': {
-        const bytes = new Uint8Array(c.size);
-        for (let at = 0; at < c.size; at += c.pattern.byteLength) bytes.set(c.pattern, at);
-        return ctx.copyToDevice(c.dst.add(c.offset), bytes);
-      }
-      case 'launch':
-        await c.map.execute(...c.args);
-        return c.map.synchronize();
-      case 'callback':
-        return c.fn();
-    }
+  run(): Promise<CommandFailure | undefined> {
+    return runCommands(this.#ctx, this.#commands, this.#dependencies);
   }
 
   #recording(op: string): void {

@@ -250,6 +250,33 @@ export class KernelMap {
     }
   }
 
+  /**
+   * @internal One launch outside the Map's stream and lifecycle, for command buffers. The backend
+   * starts it once `after` (a launch of this Context still running, or finished) has finished,
+   * without a host round trip where it can, and does not run it if `after` failed.
+   * @throws (rejects) ArgumentError for arguments the kernel cannot take.
+   */
+  async launchNow(args: readonly KernelArg[], after?: LaunchHandle): Promise<LaunchHandle> {
+    this.#site.alive();
+    const launchArgs = toLaunchArgs([...args], this.#site.owner, this.#form, this.taskCount);
+    this.#site.backend.checkArgs(launchArgs);
+    const plan = this.#plan();
+    return this.#site.backend.launch({
+      launchId: nextLaunchId++,
+      module: this.#module,
+      kernel: this.#kernel,
+      kernelName: this.kernelName,
+      mapId: this.#id,
+      mapToken: this.#token,
+      taskCount: this.taskCount,
+      batchSize: this.#batchSize,
+      args: launchArgs,
+      cores: plan.cores,
+      onMessage: (m) => this.#onMessage?.(m),
+      ...(after === undefined ? {} : { after }),
+    });
+  }
+
   /** The launch plan, recomputed only when batch size, locality or the Job's Subs changed. */
   #plan(): LaunchPlan {
     const subs = this.#site.subs();

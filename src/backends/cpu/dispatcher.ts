@@ -24,7 +24,18 @@ interface Flight {
   onReceived: (() => void) | undefined;
   /** Progress once the launch has finished, taken before its slot and ring entries are reused. */
   final: { issued: number; done: number } | undefined;
+  /** The launch this one runs after (request.after), while it is known to this dispatcher. */
+  readonly after: Flight | undefined;
+  /** Launches in flight that run after this one; told of its failure before its slot is reused. */
+  readonly dependents: Flight[];
+  /** How the launch ended, once it has. */
+  outcome: LaunchOutcome | undefined;
+  /** Settles with `outcome`; set as soon as the launch is published. */
+  done: Promise<LaunchOutcome>;
 }
+
+/** Placeholder for Flight.done until #complete has started. */
+const NOT_DONE: Promise<LaunchOutcome> = new Promise(() => {});
 
 export class Dispatcher {
   readonly #pool: CorePool;
@@ -33,7 +44,10 @@ export class Dispatcher {
   readonly #free: number[] = [];
   readonly #waiters: ((slot: number) => void)[] = [];
   readonly #flights = new Map<number, Flight>();
-  readonly #argsSeen = new WeakMap<object, { bytes: Uint8Array; version: number }>();
+  /** The flight behind each handle this dispatcher gave out, so a later launch can run after it. */
+  readonly #byHandle = new WeakMap<LaunchHandle, Flight>();
+  /** Per Map, its most recent distinct argument encodings (newest last), each with its version. */
+  readonly #argsSeen = new WeakMap<object, { bytes: Uint8Array; version: number }[]>();
   /** Encodings made by `encode` (at execute), reused by `launch` so arguments are encoded once. */
   readonly #encoded = new WeakMap<readonly LaunchArg[], Uint8Array>();
   #argsVersion = 0;
@@ -62,7 +76,10 @@ export class Dispatcher {
     const ctl = this.#ctl;
     const sb = L.slotBase(this.#pool.cores, slot);
     const generation = (ctl[sb + L.S_GENERATION]! + 1) | 0;
-    ctl[sb + L.S_GENERATION] = generation;
+    // Atomic stores: a core waiting on this slot's previous launch reads these (see layout.ts).
+    Atomics.store(ctl, sb + L.S_GENERATION, generation);
+    Atomics.store(ctl, sb + L.S_CANCEL, 0);
+    Atomics.store(ctl, sb + L.S_FAILED, L.FAILED_NONE);
     ctl[sb + L.S_MODULE] = request.module;
     ctl[sb + L.S_KERNEL] = request.kernel;
     ctl[sb + L.S_TASK_COUNT] = request.taskCount;
@@ -72,13 +89,16 @@ export class Dispatcher {
     ctl[sb + L.S_ARGS_LENGTH] = bytes.length;
     ctl[sb + L.S_LAUNCH_ID] = request.launchId;
     this.#args.set(bytes, slot * L.ARGS_CAPACITY);
-    ctl[sb + L.S_CANCEL] = 0;
-    ctl[sb + L.S_FAILED] = L.FAILED_NONE;
     ctl[sb + L.S_MESSAGES] = 0;
+    const after = this.#order(request, sb);
     // The HEAD stores below are the release points that publish everything written above.
     Atomics.store(ctl, sb + L.S_REMAINING, request.cores.length);
 
-    const flight: Flight = { request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined, received: 0, onReceived: undefined, final: undefined };
+    const flight: Flight = {
+      request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined,
+      received: 0, onReceived: undefined, final: undefined, after, dependents: [], outcome: undefined, done: NOT_DONE,
+    };
+    after?.dependents.push(flight);
     this.#flights.set(slot, flight);
     if (request.cores.length > 0) this.#pool.hold();
     for (const plan of request.cores) {
@@ -97,8 +117,9 @@ export class Dispatcher {
     // Wake cores only once every entry is published: a woken core can preempt this thread, and the
     // cores woken later would then start late.
     for (const plan of request.cores) this.#pool.ring(plan.core);
-    return {
-      done: this.#complete(flight),
+    flight.done = this.#complete(flight);
+    const handle: LaunchHandle = {
+      done: flight.done,
       cancel: () => {
         // Once the launch has finished, its slot may carry another Map's launch: leave it alone.
         if (this.#flights.get(slot) !== flight) return;
@@ -107,6 +128,28 @@ export class Dispatcher {
       },
       progress: () => flight.final ?? this.#progress(flight),
     };
+    this.#byHandle.set(handle, flight);
+    return handle;
+  }
+
+  /**
+   * Writes the slot's AFTER words for `request.after`: the predecessor's slot while it is in
+   * flight, else none. A predecessor that already ended unsuccessfully cancels this launch now.
+   * Returns the predecessor's flight while it is in flight.
+   */
+  #order(request: LaunchRequest, sb: number): Flight | undefined {
+    const ctl = this.#ctl;
+    ctl[sb + L.S_AFTER_SLOT] = -1;
+    if (request.after === undefined) return undefined;
+    const before = this.#byHandle.get(request.after);
+    if (before === undefined) throw new StateError(`launch of '${request.kernelName}': it was ordered after a launch of another backend or Context`);
+    if (before.outcome !== undefined) {
+      if (before.outcome.kind !== 'completed') Atomics.store(ctl, sb + L.S_CANCEL, 1);
+      return undefined;
+    }
+    ctl[sb + L.S_AFTER_SLOT] = before.slot;
+    ctl[sb + L.S_AFTER_GEN] = before.generation;
+    return before;
   }
 
   /** Routes a core's message to the launch it belongs to; stale generations are dropped. */
@@ -170,11 +213,23 @@ export class Dispatcher {
     for (const waiter of this.#waiters.splice(0)) waiter(-1);
   }
 
+  /**
+   * The version of a Map's argument bytes: the same as before for bytes seen among the Map's last
+   * ARGS_VERSIONS encodings, so cores reuse their binding when a Map alternates between argument
+   * sets (ping-pong buffers, one Map shared by a command buffer's launches).
+   */
   #versionOf(token: object, bytes: Uint8Array): number {
-    const seen = this.#argsSeen.get(token);
-    if (seen !== undefined && sameBytes(seen.bytes, bytes)) return seen.version;
+    let seen = this.#argsSeen.get(token);
+    if (seen === undefined) this.#argsSeen.set(token, (seen = []));
+    const hit = seen.findIndex((s) => sameBytes(s.bytes, bytes));
+    if (hit >= 0) {
+      const entry = seen.splice(hit, 1)[0]!;
+      seen.push(entry);
+      return entry.version;
+    }
     const version = (this.#argsVersion = (this.#argsVersion + 1) | 0);
-    this.#argsSeen.set(token, { bytes, version });
+    seen.push({ bytes, version });
+    if (seen.length > L.ARGS_VERSIONS) seen.shift();
     return version;
   }
 
@@ -196,10 +251,18 @@ export class Dispatcher {
         });
       }
       const failure = flight.kernelError ?? flight.diedError;
-      if (failure !== undefined) return { kind: 'failed', error: failure };
-      return flight.cancelled ? { kind: 'cancelled' } : { kind: 'completed' };
+      if (failure !== undefined) return (flight.outcome = { kind: 'failed', error: failure });
+      // A launch that ran after an unsuccessful one ran no batch (its cores saw to that).
+      const before = flight.after === undefined ? undefined : await flight.after.done;
+      if (flight.cancelled || (before !== undefined && before.kind !== 'completed')) return (flight.outcome = { kind: 'cancelled' });
+      return (flight.outcome = { kind: 'completed' });
     } finally {
       flight.final = this.#progress(flight);
+      flight.outcome ??= { kind: 'failed', error: new StateError(`launch of '${flight.request.kernelName}' ended abnormally`) };
+      // Dependents still waiting on the cores must learn of a failure before this slot is reused.
+      if (flight.outcome.kind !== 'completed') {
+        for (const d of flight.dependents) Atomics.store(ctl, L.slotBase(this.#pool.cores, d.slot) + L.S_CANCEL, 1);
+      }
       this.#flights.delete(flight.slot);
       if (flight.request.cores.length > 0) this.#pool.release();
       const next = this.#waiters.shift();

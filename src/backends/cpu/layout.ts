@@ -34,6 +34,18 @@
  * - CANCEL is set by the host (cancel) or by a core whose kernel threw; cores read it before each
  *   batch, so unissued batches are skipped and batches in flight drain.
  *
+ * - Ordering after another launch (command buffers chain dependent launches this way): the host
+ *   stores the predecessor's slot and generation in AFTER_SLOT / AFTER_GEN (AFTER_SLOT = -1: none).
+ *   Before its first batch a core waits until the predecessor's REMAINING is 0, then copies the
+ *   predecessor's failure or cancel into its own CANCEL, so no batch runs after a failed one. Hazard:
+ *   once the predecessor's REMAINING is 0 the host may complete it and reuse its slot for another
+ *   launch. The core therefore re-reads the predecessor's GENERATION after every read of its
+ *   counters, and waits with a short timeout (a reused slot's REMAINING may equal the value it waits
+ *   on). A changed generation means the host already completed the predecessor, and the host stores
+ *   the predecessor's failure into every dependent's CANCEL *before* it frees the slot. Deadlock is
+ *   impossible because a launch only ever waits on an earlier one, and every ring runs its entries
+ *   in launch order.
+ *
  * - Tracing: when the host turns it on, it posts each core a trace buffer (TRACE_RECORD float64s
  *   per record, a ring of `capacity` records per core), then sets H_TRACE. A core that sees H_TRACE
  *   at the start of an entry runs that entry's batches with timestamps and appends one record per
@@ -92,6 +104,9 @@ export const S_MAP_ID = 5;
 export const S_ARGS_VERSION = 6;
 export const S_ARGS_LENGTH = 7;
 export const S_LAUNCH_ID = 8;
+/** Slot and generation of the launch this one runs after; AFTER_SLOT -1 for none. */
+export const S_AFTER_SLOT = 9;
+export const S_AFTER_GEN = 10;
 // Hot words written by cores; kept on their own line.
 export const S_REMAINING = LINE + 0;
 export const S_CANCEL = LINE + 1;
@@ -99,6 +114,9 @@ export const S_FAILED = LINE + 2;
 /** Messages (mu.message and kernel errors) cores posted for this launch; the host waits for all. */
 export const S_MESSAGES = LINE + 3;
 export const SLOT_STRIDE = 2 * LINE;
+
+/** Distinct argument sets per Map whose bindings cores keep (and the host remembers versions of). */
+export const ARGS_VERSIONS = 32;
 
 /** Bytes of encoded arguments one launch may carry. */
 export const ARGS_CAPACITY = 4096;
@@ -127,3 +145,8 @@ export function controlWords(cores: number): number {
 export const FAILED_NONE = 0;
 export const FAILED_KERNEL = 1;
 export const FAILED_CORE_DIED = 2;
+
+/** Longest a core sleeps at once while it waits for a predecessor launch (ms); see the ordering hazard above. */
+export const AFTER_WAIT_MS = 1;
+/** Polls of a predecessor's REMAINING before a core sleeps on it (a few microseconds). */
+export const AFTER_SPINS = 2000;

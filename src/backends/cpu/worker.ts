@@ -22,9 +22,12 @@ const TSX = Symbol.for('pxl.tsx');
 /** What `mu.message()` does while no kernel runs on this core: throw. */
 const sendOutsideKernel = muState.send;
 
-/** Bound kernels per Map, most recently used last; bounded so fresh Maps cannot grow it forever. */
-const BOUND_CACHE = 64;
-const bound = new Map<number, { version: number; run: BatchRunner }>();
+/**
+ * Bound kernels per (Map, argument version), most recently used last; bounded so fresh Maps and
+ * argument sets cannot grow it forever. The host reuses a version for bytes it saw recently.
+ */
+const BOUND_CACHE = 256;
+const bound = new Map<string, BatchRunner>();
 
 function post(msg: CoreToHost): void {
   parentPort!.postMessage(msg);
@@ -65,13 +68,12 @@ async function drain(): Promise<void> {
 }
 
 function runnerFor(sb: number, taskCount: number): BatchRunner {
-  const mapId = ctl[sb + L.S_MAP_ID]!;
-  const version = ctl[sb + L.S_ARGS_VERSION]!;
-  const hit = bound.get(mapId);
-  if (hit !== undefined && hit.version === version) {
-    bound.delete(mapId);
-    bound.set(mapId, hit);
-    return hit.run;
+  const key = `${ctl[sb + L.S_MAP_ID]!}/${ctl[sb + L.S_ARGS_VERSION]!}`;
+  const hit = bound.get(key);
+  if (hit !== undefined) {
+    bound.delete(key);
+    bound.set(key, hit);
+    return hit;
   }
   const kernel = modules.get(ctl[sb + L.S_MODULE]!)?.[ctl[sb + L.S_KERNEL]!];
   if (kernel === undefined) throw new Error('kernel not loaded on this core');
@@ -79,8 +81,7 @@ function runnerFor(sb: number, taskCount: number): BatchRunner {
   const at = slot * L.ARGS_CAPACITY;
   muState.taskCount = taskCount;
   const run = bindKernel(kernel, decodeArgs(argBytes.subarray(at, at + ctl[sb + L.S_ARGS_LENGTH]!)), buffers);
-  bound.delete(mapId);
-  bound.set(mapId, { version, run });
+  bound.set(key, run);
   if (bound.size > BOUND_CACHE) bound.delete(bound.keys().next().value!);
   return run;
 }
@@ -108,6 +109,27 @@ function traceBatch(ring: Float64Array, launchId: number, batch: number, start: 
 
 const now = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * Blocks until the launch this slot runs after has finished on every core, then cancels this
+ * launch if that one failed or was cancelled. See "Ordering after another launch" in layout.ts.
+ */
+function awaitPredecessor(sb: number): void {
+  const after = ctl[sb + L.S_AFTER_SLOT]!;
+  if (after < 0) return;
+  const pb = L.slotBase(init.cores, after);
+  const generation = ctl[sb + L.S_AFTER_GEN]!;
+  for (let spins = 0; ; spins++) {
+    const left = Atomics.load(ctl, pb + L.S_REMAINING);
+    // Reused slot: the host completed the predecessor and already propagated its failure to us.
+    if (Atomics.load(ctl, pb + L.S_GENERATION) !== generation) return;
+    if (left === 0) break;
+    // The other cores are usually about to finish: polling a little first saves a futex wake-up.
+    if (spins >= L.AFTER_SPINS) Atomics.wait(ctl, pb + L.S_REMAINING, left, L.AFTER_WAIT_MS);
+  }
+  const failed = Atomics.load(ctl, pb + L.S_FAILED) !== L.FAILED_NONE || Atomics.load(ctl, pb + L.S_CANCEL) !== 0;
+  if (failed && Atomics.load(ctl, pb + L.S_GENERATION) === generation) Atomics.store(ctl, sb + L.S_CANCEL, 1);
+}
+
 function runEntry(pos: number): void {
   const e = L.entryIndex(init.cores, init.core, pos);
   const slot = ctl[e + L.E_SLOT]!;
@@ -134,6 +156,7 @@ function runEntry(pos: number): void {
   // Decided once per entry: with tracing off the loop takes no timestamps.
   const ring = Atomics.load(ctl, L.H_TRACE) !== 0 ? traceRing : undefined;
   const launchId = ctl[sb + L.S_LAUNCH_ID]!;
+  awaitPredecessor(sb);
   for (let k = 0; k < count; k++) {
     if (Atomics.load(ctl, sb + L.S_CANCEL) !== 0) break;
     Atomics.store(ctl, base + L.C_ISSUED, (issued = k + 1));
