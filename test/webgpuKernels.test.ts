@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ArgumentError,
   createContext,
@@ -13,12 +13,21 @@ import {
   type DevicePtr,
   type Job,
 } from '../src/index.js';
+import type { LaunchArg, LaunchRequest, ModuleInfo } from '../src/backends/backend.js';
+import { WebGpuBackend } from '../src/backends/webgpu/index.js';
+import { MESSAGE_CAPACITY } from '../src/backends/webgpu/wgslSignature.js';
 import { gpu } from './fixtures/wgslGpu.js';
 
 const kernels = new URL('./fixtures/wgslKernels.ts', import.meta.url);
 
 async function readU32(ctx: Context, ptr: DevicePtr, n: number): Promise<Uint32Array> {
   const out = new Uint32Array(n);
+  await ctx.copyFromDevice(out, ptr);
+  return out;
+}
+
+async function readF32(ctx: Context, ptr: DevicePtr, n: number): Promise<Float32Array> {
+  const out = new Float32Array(n);
   await ctx.copyFromDevice(out, ptr);
   return out;
 }
@@ -216,29 +225,35 @@ describe.runIf(gpu.run)('WGSL kernels through Context, Job and Map on the webgpu
     ['an NDArray of the wrong element type', (p: DevicePtr): unknown[] => [new NDArray(p, 'int32', [4, 1]), 1], "argument 0 ('rows', declared array<f32, read_write>) is a int32 NDArray; pass float32 data or change the declared type", 0],
     ['a constant for an array', (): unknown[] => [1, 1], "argument 0 ('rows', declared array<f32, read_write>) must be an NDArray or a device pointer, got a constant", 0],
     ['an array for a constant', (p: DevicePtr): unknown[] => [new NDArray(p, 'float32', [4, 1]), p], "argument 1 ('scale', declared f32) must be a constant, got a device pointer", 1],
-  ])('fails the Map for %s, saying what the kernel declares', async (_, args, message, argIndex) => {
+    ['an NDArray where a scalar is declared', (p: DevicePtr): unknown[] => [new NDArray(p, 'float32', [4, 1]), new NDArray(p, 'float32', [4, 1])], "argument 1 ('scale', declared f32) must be a constant, got an NDArray", 1],
+  ])('rejects execute() for %s, saying what the kernel declares, and keeps the Map usable', async (_, args, message, argIndex) => {
     const ptr = ctx.memAlloc(4 * 4);
     const map = job.buildMap('fill_rows', 4);
-    await map.execute(...(args(ptr) as Parameters<typeof map.execute>));
-    await expect(map.synchronize()).rejects.toThrow(new ArgumentError(message, argIndex));
+    await expect(map.execute(...(args(ptr) as Parameters<typeof map.execute>))).rejects.toThrow(new ArgumentError(message, argIndex));
+    expect(map.getExecuteStatus()).toBe('Idle');
+    await map.execute(new NDArray(ptr, 'float32', [4, 1]), 2);
+    await map.synchronize();
+    expect(Array.from(await readF32(ctx, ptr, 4))).toEqual([2, 4, 6, 8]);
     ctx.memFree(ptr);
   });
 
-  it('checks integer constants against their WGSL type', async () => {
+  it('rejects execute() for an integer constant outside its WGSL type', async () => {
     const out = ctx.memAlloc(4 * 7);
     const map = job.buildMap('echo_constants', 1);
-    await map.execute(1, 1.5, 1, true, { x: 0, k: 1, on: true }, out);
-    await expect(map.synchronize()).rejects.toThrow(new ArgumentError("argument 1 ('n', declared i32) must be an integer in [-2147483648, 2147483647], got 1.5", 1));
+    await expect(map.execute(1, 1.5, 1, true, { x: 0, k: 1, on: true }, out)).rejects.toThrow(
+      new ArgumentError("argument 1 ('n', declared i32) must be an integer in [-2147483648, 2147483647], got 1.5", 1),
+    );
+    expect(map.getExecuteStatus()).toBe('Idle');
     ctx.memFree(out);
   });
 
-  it('refuses a writable argument that overlaps another in the same memory', async () => {
+  it('rejects execute() for a writable argument that overlaps another in the same memory', async () => {
     const ptr = ctx.memAlloc(4 * 8);
     const map = job.buildMap('axpy_rows', 4);
-    await map.execute(new NDArray(ptr, 'float32', [4, 2]), new NDArray(ptr, 'float32', [4, 2]), 1);
-    const err = await map.synchronize().catch((e: unknown) => e);
+    const err = await map.execute(new NDArray(ptr, 'float32', [4, 2]), new NDArray(ptr, 'float32', [4, 2]), 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ArgumentError);
     expect((err as ArgumentError).message).toMatch(/^arguments 0 \('x'\) and 1 \('y'\) of kernel 'axpy_rows' overlap in device memory, and 'y' is read_write/);
+    expect(map.getExecuteStatus()).toBe('Idle');
     ctx.memFree(ptr);
   });
 
@@ -298,6 +313,260 @@ describe('a WGSL-only kernel on CPU cores', () => {
       );
     } finally {
       await ctx.destroy();
+    }
+  });
+});
+
+/** A launch request of the webgpu backend, as a Map would make it. */
+function request(info: ModuleInfo, name: string, taskCount: number, args: LaunchArg[], mapToken: object, launchId: number): LaunchRequest {
+  const kernel = info.kernels.findIndex((k) => k.name === name);
+  return { launchId, module: info.id, kernel, kernelName: name, mapId: 1, mapToken, taskCount, batchSize: 1, args, cores: [], onMessage: () => {} };
+}
+
+describe.runIf(gpu.run)('the webgpu backend checking arguments against WGSL params', () => {
+  let backend: WebGpuBackend;
+  let info: ModuleInfo;
+
+  beforeAll(async () => {
+    backend = await WebGpuBackend.create({ maxBatches: MaxTaskCount });
+    info = await backend.loadModule(kernels.href);
+  });
+
+  afterAll(async () => {
+    await backend?.destroy();
+  });
+
+  const fill = (): { module: number; kernel: number } => ({ module: info.id, kernel: info.kernels.findIndex((k) => k.name === 'fill_rows') });
+  const rows = (buffer: number, dtype: 'float32' | 'float64' | 'int32'): LaunchArg => ({ kind: 'ndarray', buffer, byteOffset: 0, dtype, shape: [4, 1], sliced: true });
+
+  it.each([
+    ['the wrong count', (b: number): LaunchArg[] => [rows(b, 'float32')], "kernel 'fill_rows' declares 2 WGSL parameters (rows, scale), but execute() passed 1 argument"],
+    ['an NDArray where a scalar is declared', (b: number): LaunchArg[] => [rows(b, 'float32'), rows(b, 'float32')], "argument 1 ('scale', declared f32) must be a constant, got an NDArray"],
+    ['a float64 NDArray for array<f32>', (b: number): LaunchArg[] => [rows(b, 'float64'), { kind: 'constant', value: 1 }], 'argument 0 is a float64 NDArray, which the webgpu backend cannot bind (WGSL has no 64-bit floats: store the data as float32)'],
+    ['an int32 NDArray for array<f32>', (b: number): LaunchArg[] => [rows(b, 'int32'), { kind: 'constant', value: 1 }], "argument 0 ('rows', declared array<f32, read_write>) is a int32 NDArray; pass float32 data or change the declared type"],
+  ])('throws ArgumentError for %s when given the kernel', (_, args, message) => {
+    const b = backend.allocate(64);
+    expect(() => backend.checkArgs(args(b), fill())).toThrow(message);
+    backend.free(b);
+  });
+
+  it('checks only what no WGSL kernel can bind when not given the kernel', () => {
+    const b = backend.allocate(64);
+    expect(() => backend.checkArgs([rows(b, 'float32')])).not.toThrow();
+    expect(() => backend.checkArgs([rows(b, 'float64')])).toThrow(ArgumentError);
+    expect(() => backend.checkArgs([rows(b, 'float32'), { kind: 'constant', value: 1 }], fill())).not.toThrow();
+    backend.free(b);
+  });
+
+  it('leaves a kernel without WGSL to fail at launch, as before', () => {
+    const js = info.kernels.findIndex((k) => k.name === 'js_only');
+    expect(() => backend.checkArgs([{ kind: 'constant', value: 1 }], { module: info.id, kernel: js })).not.toThrow();
+  });
+});
+
+describe.runIf(gpu.run)('what a launch moves between host and GPU', () => {
+  let backend: WebGpuBackend;
+  let info: ModuleInfo;
+
+  beforeAll(async () => {
+    backend = await WebGpuBackend.create({ maxBatches: MaxTaskCount });
+    info = await backend.loadModule(kernels.href);
+  });
+
+  afterAll(async () => {
+    await backend?.destroy();
+  });
+
+  const launch = async (r: LaunchRequest): Promise<void> => {
+    const outcome = await (await backend.launch(r)).done;
+    expect(outcome).toEqual({ kind: 'completed' });
+  };
+
+  it('moves no array data: a launch binds only the range its argument covers, and only what it writes is writable', async () => {
+    const a = backend.allocate(4 * 64);
+    const b = backend.allocate(4 * 64);
+    await backend.write(a, 0, new Uint8Array(4 * 64).fill(1));
+    await backend.write(b, 0, new Uint8Array(4 * 64).fill(2));
+    const before = backend.transferStats();
+    const token = {};
+    // fill_rows writes 4 rows of 2 floats of `a`, starting 64 bytes in; `b` is not an argument.
+    const view: LaunchArg = { kind: 'ndarray', buffer: a, byteOffset: 64, dtype: 'float32', shape: [4, 2], sliced: true };
+    await launch(request(info, 'fill_rows', 4, [view, { kind: 'constant', value: 1 }], token, 9001));
+    const after = backend.transferStats();
+    expect(after.uploadedBytes - before.uploadedBytes).toBe(0);
+    expect(after.downloadedBytes - before.downloadedBytes).toBe(0);
+    const t = after.launches.at(-1)!;
+    expect(t.launchId).toBe(9001);
+    expect(t.downloadedBytes).toBe(0);
+    expect(t.bound).toEqual([{ name: 'rows', buffer: a, byteOffset: 64, byteLength: 32, writable: true }]);
+    // Explicit copies count their own bytes, nothing more.
+    const back = new Float32Array(8);
+    await backend.read(a, 64, new Uint8Array(back.buffer));
+    expect(Array.from(back)).toEqual([1, 2, 2, 3, 3, 4, 4, 5]);
+    expect(backend.transferStats().downloadedBytes - after.downloadedBytes).toBe(32);
+    backend.free(a);
+    backend.free(b);
+  });
+
+  it('binds a read-only argument read-only, and each argument only over its own bytes', async () => {
+    const x = backend.allocate(4 * 8);
+    const y = backend.allocate(4 * 8);
+    const nd = (buffer: number): LaunchArg => ({ kind: 'ndarray', buffer, byteOffset: 0, dtype: 'float32', shape: [4, 2], sliced: true });
+    await launch(request(info, 'axpy_rows', 4, [nd(x), nd(y), { kind: 'constant', value: 2 }], {}, 9002));
+    expect(backend.transferStats().launches.at(-1)!.bound).toEqual([
+      { name: 'x', buffer: x, byteOffset: 0, byteLength: 32, writable: false },
+      { name: 'y', buffer: y, byteOffset: 0, byteLength: 32, writable: true },
+    ]);
+    backend.free(x);
+    backend.free(y);
+  });
+
+  it("uploads a Map's launch descriptor again only when it changed", async () => {
+    const a = backend.allocate(4 * 8);
+    const token = {};
+    const args = (scale: number): LaunchArg[] => [{ kind: 'ndarray', buffer: a, byteOffset: 0, dtype: 'float32', shape: [4, 2], sliced: true }, { kind: 'constant', value: scale }];
+    await launch(request(info, 'fill_rows', 4, args(1), token, 9003));
+    const first = backend.transferStats().launches.at(-1)!.uploadedBytes;
+    // The PxlArgs uniform (96 bytes: an 80-byte view, then the f32 on a 16-byte boundary) and the
+    // dispatch table (one slot of at least 16 bytes).
+    expect(first).toBeGreaterThanOrEqual(96 + 16);
+    await launch(request(info, 'fill_rows', 4, args(1), token, 9004));
+    expect(backend.transferStats().launches.at(-1)!.uploadedBytes).toBe(0);
+    await launch(request(info, 'fill_rows', 4, args(3), token, 9005));
+    expect(backend.transferStats().launches.at(-1)!.uploadedBytes).toBe(96);
+    const out = new Float32Array(8);
+    await backend.read(a, 0, new Uint8Array(out.buffer));
+    expect(Array.from(out)).toEqual([3, 4, 6, 7, 9, 10, 12, 13]);
+    // Another Map (another token) has descriptors of its own.
+    await launch(request(info, 'fill_rows', 4, args(3), {}, 9006));
+    expect(backend.transferStats().launches.at(-1)!.uploadedBytes).toBe(first);
+    backend.free(a);
+  });
+
+  it('reports figures through describe() too', () => {
+    expect(backend.describe()).toMatchObject({ uploadedBytes: backend.transferStats().uploadedBytes, downloadedBytes: backend.transferStats().downloadedBytes });
+  });
+});
+
+describe.runIf(gpu.run)('work-group kernels on the webgpu backend', () => {
+  const groupKernels = new URL('./fixtures/wgslGroupKernels.ts', import.meta.url);
+  const message = "kernel 'group_fill' is a work-group kernel (defineGroupKernel); work-group kernels run on CPU cores only for now: run it on a Context created with backend: 'cpu'";
+
+  it('loads the module but refuses to launch a group kernel, with UnsupportedError', async () => {
+    const backend = await WebGpuBackend.create({ maxBatches: MaxTaskCount });
+    try {
+      const info = await backend.loadModule(groupKernels.href);
+      expect(info.kernels).toEqual([
+        { name: 'group_fill', form: 'group' },
+        { name: 'plain_fill', form: 'task' },
+      ]);
+      const out = backend.allocate(16);
+      const nd: LaunchArg = { kind: 'ndarray', buffer: out, byteOffset: 0, dtype: 'uint32', shape: [4], sliced: false };
+      expect(() => backend.checkArgs([nd], { module: info.id, kernel: 0 })).toThrow(new UnsupportedError(message));
+      await expect(backend.launch(request(info, 'group_fill', 1, [nd], {}, 9100))).rejects.toThrow(new UnsupportedError(message));
+    } finally {
+      await backend.destroy();
+    }
+  });
+
+  it('refuses it through a Map with that message, and the module\'s other kernels still run', async () => {
+    const ctx = await createContext({ backend: 'webgpu' });
+    try {
+      const job = ctx.createJob();
+      job.load(await ctx.createModule(groupKernels));
+      const out = ctx.memAlloc(16);
+      const map = job.buildMap('group_fill', { global: [4], local: [2] });
+      // Rejected by execute() once the Map asks the backend with the kernel; until then, the launch fails the Map.
+      const err = await map
+        .execute(new NDArray(out, 'uint32', [4]))
+        .then(() => map.synchronize())
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UnsupportedError);
+      expect((err as UnsupportedError).message).toBe(message);
+      const plain = job.buildMap('plain_fill', 4);
+      await plain.execute(out);
+      await plain.synchronize();
+      expect(Array.from(await readU32(ctx, out, 4))).toEqual([7, 7, 7, 7]);
+    } finally {
+      await ctx.destroy();
+    }
+  });
+});
+
+describe.runIf(gpu.run)('message() from WGSL', () => {
+  const messageKernels = new URL('./fixtures/wgslMessageKernels.ts', import.meta.url);
+  let ctx: Context;
+  let job: Job;
+
+  beforeAll(async () => {
+    ctx = await createContext({ backend: 'webgpu' });
+    job = ctx.createJob();
+    job.load(await ctx.createModule(messageKernels));
+  });
+
+  afterAll(async () => {
+    await ctx?.destroy();
+  });
+
+  it('delivers every message before completion, by task and in each task\'s order, as CPU cores send them', async () => {
+    const events: unknown[] = [];
+    const map = job.buildMap('send_messages', 5).setBatchSize(2);
+    map.setMessageCallback((m) => events.push(m)).setCompletionCallback(() => events.push('done'));
+    await map.execute(3);
+    await map.synchronize();
+    expect(events).toEqual([0, 1, 2, 100, 101, 102, 200, 201, 202, 300, 301, 302, 400, 401, 402, 'done']);
+
+    const cpu = await createContext({ topology: { coresPerCluster: 2 } });
+    try {
+      const cpuJob = cpu.createJob();
+      cpuJob.load(await cpu.createModule(messageKernels));
+      const cpuMap = cpuJob.buildMap('send_messages', 5).setBatchSize(2);
+      const sent: number[] = [];
+      cpuMap.setMessageCallback((m) => sent.push(m as number));
+      await cpuMap.execute(3);
+      await cpuMap.synchronize();
+      expect(sent.sort((a, b) => a - b)).toEqual(events.slice(0, -1));
+    } finally {
+      await cpu.destroy();
+    }
+  });
+
+  it(`keeps the first ${MESSAGE_CAPACITY} messages of a launch and warns once with the number dropped`, async () => {
+    const warnings: string[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => {
+      warnings.push(String(w));
+    });
+    try {
+      const received: number[] = [];
+      const map = job.buildMap('send_messages', 2000).setMessageCallback((m) => received.push(m as number));
+      await map.execute(3);
+      await map.synchronize();
+      expect(received).toHaveLength(MESSAGE_CAPACITY);
+      expect(warnings).toEqual([
+        `kernel 'send_messages' sent 6000 messages in one launch, but the GPU message buffer holds ${MESSAGE_CAPACITY}: ${6000 - MESSAGE_CAPACITY} were dropped (send fewer, or launch fewer tasks at a time)`,
+      ]);
+      // Each task's messages that were kept are still in its order.
+      const byTask = new Map<number, number[]>();
+      for (const m of received) byTask.set(Math.floor(m / 100), [...(byTask.get(Math.floor(m / 100)) ?? []), m % 100]);
+      for (const ks of byTask.values()) expect(ks).toEqual([...ks].sort((a, b) => a - b));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('reads back only the counter and the filled slots, and nothing for a kernel that sends none', async () => {
+    const backend = await WebGpuBackend.create({ maxBatches: MaxTaskCount });
+    try {
+      const info = await backend.loadModule(messageKernels.href);
+      const values: unknown[] = [];
+      const r = { ...request(info, 'send_messages', 4, [{ kind: 'constant', value: 2 }], {}, 9200), onMessage: (v: unknown) => values.push(v) };
+      expect(await (await backend.launch(r)).done).toEqual({ kind: 'completed' });
+      expect(values).toEqual([0, 1, 100, 101, 200, 201, 300, 301]);
+      expect(backend.transferStats().launches.at(-1)!.downloadedBytes).toBe(4 + 8 * 8);
+      expect(await (await backend.launch(request(info, 'send_nothing', 4, [], {}, 9201))).done).toEqual({ kind: 'completed' });
+      expect(backend.transferStats().launches.at(-1)!.downloadedBytes).toBe(0);
+    } finally {
+      await backend.destroy();
     }
   });
 });

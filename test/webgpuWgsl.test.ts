@@ -3,7 +3,7 @@ import type { LaunchArg } from '../src/backends/backend.js';
 import { chunkBatches } from '../src/backends/webgpu/gpuLaunch.js';
 import { bindArgs } from '../src/backends/webgpu/launchArgs.js';
 import { sourceOf, wgslProgram } from '../src/backends/webgpu/wgslProgram.js';
-import { VIEW_BYTES, wgslSignature } from '../src/backends/webgpu/wgslSignature.js';
+import { callsMessage, MESSAGE_CAPACITY, VIEW_BYTES, wgslSignature } from '../src/backends/webgpu/wgslSignature.js';
 import { defineKernel, type WgslKernel } from '../src/mu/index.js';
 import { ArgumentError } from '../src/index.js';
 
@@ -56,7 +56,19 @@ describe('wgslSignature', () => {
   });
 
   it('gives a kernel without parameters a 16-byte uniform', () => {
-    expect(wgslSignature({ params: {}, body: '' })).toEqual({ params: [], uniformBytes: 16, storageCount: 0 });
+    expect(wgslSignature({ params: {}, body: '' })).toEqual({ params: [], uniformBytes: 16, storageCount: 0, messageBinding: undefined });
+  });
+
+  it('gives a kernel that calls message() one more storage binding, after its parameters', () => {
+    const sig = wgslSignature({ params: { x: 'array<f32>', k: 'u32' }, body: 'message(k);' });
+    expect(sig.messageBinding).toBe(3);
+    expect(sig.storageCount).toBe(2);
+    expect(wgslSignature({ params: {}, body: '', declarations: 'fn f() { message (1u); }' }).messageBinding).toBe(2);
+  });
+
+  it.each(['my_message(1u);', 'let message_count = 1u;', '// no messages'])('sees no message() call in %j', (body) => {
+    expect(callsMessage(body)).toBe(false);
+    expect(wgslSignature({ params: {}, body }).messageBinding).toBeUndefined();
   });
 });
 
@@ -84,6 +96,14 @@ describe('wgslProgram', () => {
     expect(program.code).toContain('for (var pxl_t = pxl_first; pxl_t < pxl_end; pxl_t++) {');
     expect(program.code).toContain('x_offset = pxl_args.x.base + pxl_t * pxl_args.x.stride;');
   });
+
+  it('defines message() over a bounded ring only for a kernel that calls it', () => {
+    expect(program.code).not.toContain('pxl_messages');
+    const sending: WgslKernel = { params: { k: 'u32' }, body: 'message(k);' };
+    const code = wgslProgram('send', sending, wgslSignature(sending), 64).code;
+    expect(code).toContain('@group(0) @binding(2) var<storage, read_write> pxl_messages: array<atomic<u32>>;');
+    expect(code).toContain(`fn message(value: u32) { let i = atomicAdd(&pxl_messages[0], 1u); if (i < ${MESSAGE_CAPACITY}u) {`);
+  });
 });
 
 describe('bindArgs', () => {
@@ -92,7 +112,7 @@ describe('bindArgs', () => {
   const nd = (buffer: number, byteOffset: number, shape: number[], sliced = true): LaunchArg => ({ kind: 'ndarray', buffer, byteOffset, dtype: 'float32', shape, sliced });
 
   it('binds from the aligned offset below each array and tells WGSL where the array starts in it', () => {
-    const bound = bindArgs('k', sig, [nd(1, 260, [4, 3]), nd(2, 0, [4, 3]), { kind: 'constant', value: 2 }], limits, 4);
+    const bound = bindArgs('k', sig, [nd(1, 260, [4, 3]), nd(2, 0, [4, 3]), { kind: 'constant', value: 2 }], limits);
     expect(bound.storage.map((s) => [s.binding, s.buffer, s.offset, s.size, s.writable])).toEqual([
       [2, 1, 256, 4 + 48, false],
       [3, 2, 0, 48, true],
@@ -105,13 +125,13 @@ describe('bindArgs', () => {
   });
 
   it('refuses a writable array that overlaps another binding of the same buffer', () => {
-    expect(() => bindArgs('k', sig, [nd(1, 0, [4, 3]), nd(1, 48, [4, 3]), { kind: 'constant', value: 2 }], limits, 4)).toThrow(ArgumentError);
+    expect(() => bindArgs('k', sig, [nd(1, 0, [4, 3]), nd(1, 48, [4, 3]), { kind: 'constant', value: 2 }], limits)).toThrow(ArgumentError);
     // Far enough apart that the aligned ranges do not meet.
-    expect(() => bindArgs('k', sig, [nd(1, 0, [4, 3]), nd(1, 256, [4, 3]), { kind: 'constant', value: 2 }], limits, 4)).not.toThrow();
+    expect(() => bindArgs('k', sig, [nd(1, 0, [4, 3]), nd(1, 256, [4, 3]), { kind: 'constant', value: 2 }], limits)).not.toThrow();
   });
 
   it('refuses an array larger than one storage binding', () => {
-    expect(() => bindArgs('k', sig, [nd(1, 0, [1 << 18, 2]), nd(2, 0, [1 << 18, 1]), { kind: 'constant', value: 2 }], limits, 1 << 18)).toThrow(
+    expect(() => bindArgs('k', sig, [nd(1, 0, [1 << 18, 2]), nd(2, 0, [1 << 18, 1]), { kind: 'constant', value: 2 }], limits)).toThrow(
       new ArgumentError("argument 0 ('x', declared array<f32>) spans 2097152 bytes, but this GPU binds at most 1048576 bytes per storage buffer (maxStorageBufferBindingSize): split the work over smaller arrays", 0),
     );
   });

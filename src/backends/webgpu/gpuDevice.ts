@@ -90,6 +90,7 @@ function errorText(err: unknown): string {
 
 const SOFTWARE = /llvmpipe|lavapipe|softpipe|swiftshader|microsoft basic render|warp/i;
 
+/** An adapter's name for messages, and whether it is a software renderer. */
 export function describeAdapter(adapter: GPUAdapter): { description: string; software: boolean } {
   const info = adapter.info;
   const parts = [info.vendor, info.architecture, info.device].filter((p) => p !== '');

@@ -1,9 +1,11 @@
 /// <reference types="@webgpu/types" />
 import { StateError, type PxlError } from '../../core/errors.js';
 import type { BatchRecord, LaunchHandle, LaunchOutcome } from '../backend.js';
-import { Usage, type GpuMemory } from './gpuMemory.js';
+import type { GpuMemory } from './gpuMemory.js';
 import type { CompiledKernel } from './kernelProgram.js';
 import type { BoundArgs } from './launchArgs.js';
+import { prepareDescriptor, type DescriptorSlot } from './launchDescriptor.js';
+import { createMessageRing, deliverMessages } from './messageRing.js';
 import { ARGS_BINDING, CHUNK_BINDING } from './wgslSignature.js';
 
 /**
@@ -17,6 +19,7 @@ import { ARGS_BINDING, CHUNK_BINDING } from './wgslSignature.js';
  * dynamic offset, so all chunks share one bind group.
  */
 
+/** What a launch needs of its backend: the device, its memory, and how to report and stop. */
 export interface LaunchEnvironment {
   readonly device: GPUDevice;
   readonly memory: GpuMemory;
@@ -27,11 +30,30 @@ export interface LaunchEnvironment {
   readonly record: (record: BatchRecord) => void;
 }
 
+/** What startLaunch needs of a launch request. */
 export interface LaunchShape {
   readonly launchId: number;
   readonly kernelName: string;
   readonly taskCount: number;
   readonly batchSize: number;
+  /** Receives the values of `message()` calls, in HostFinalize, before `done` settles. */
+  readonly onMessage?: (value: unknown) => void;
+}
+
+/** What one launch moved between host and GPU; see `WebGpuBackend.transferStats`. */
+export interface LaunchTransfer {
+  readonly launchId: number;
+  readonly kernelName: string;
+  /** Bytes written from the host in HostInit: the launch descriptor, where it changed. */
+  readonly uploadedBytes: number;
+  /** Bytes read back to the host in HostFinalize. */
+  readonly downloadedBytes: number;
+  /**
+   * The device ranges the launch binds, one per array argument: exactly the argument's bytes (an
+   * NDArray's elements, a pointer's bytes to the end of its allocation), and whether the kernel
+   * may write them (declared read_write).
+   */
+  readonly bound: readonly { readonly name: string; readonly buffer: number; readonly byteOffset: number; readonly byteLength: number; readonly writable: boolean }[];
 }
 
 /** Chunks submitted ahead of the last finished one: enough to keep the GPU fed between them. */
@@ -51,9 +73,32 @@ export function chunkBatches(batchCount: number, workgroupSize: number): number 
   return Math.ceil(eighth / workgroupSize) * workgroupSize;
 }
 
-export function startLaunch(env: LaunchEnvironment, kernel: CompiledKernel, bound: BoundArgs, shape: LaunchShape): LaunchHandle {
+/**
+ * Submits a launch's dispatches and returns its handle. `descriptorSlot` is the Map's descriptor
+ * slot (see launchDescriptor.ts); `report` receives what the launch moved, once, when it has ended
+ * (before `done` settles).
+ * @throws ArgumentError when an argument's allocation was freed (before anything is submitted).
+ */
+export function startLaunch(
+  env: LaunchEnvironment,
+  kernel: CompiledKernel,
+  bound: BoundArgs,
+  shape: LaunchShape,
+  descriptorSlot?: DescriptorSlot,
+  report?: (transfer: LaunchTransfer) => void,
+): LaunchHandle {
   const batchCount = Math.ceil(shape.taskCount / shape.batchSize);
-  if (batchCount === 0) return { done: Promise.resolve({ kind: 'completed' }), cancel: () => {}, progress: () => ({ issued: 0, done: 0 }) };
+  const transfer = (uploadedBytes: number, downloadedBytes: number): LaunchTransfer => ({
+    launchId: shape.launchId,
+    kernelName: shape.kernelName,
+    uploadedBytes,
+    downloadedBytes,
+    bound: bound.storage.map((s) => ({ name: s.name, buffer: s.buffer, byteOffset: s.range.byteOffset, byteLength: s.range.byteLength, writable: s.writable })),
+  });
+  if (batchCount === 0) {
+    report?.(transfer(0, 0));
+    return { done: Promise.resolve({ kind: 'completed' }), cancel: () => {}, progress: () => ({ issued: 0, done: 0 }) };
+  }
   const { device, workgroupSize } = env;
   const perChunk = chunkBatches(batchCount, workgroupSize);
   const chunks = Math.ceil(batchCount / perChunk);
@@ -77,10 +122,10 @@ export function startLaunch(env: LaunchEnvironment, kernel: CompiledKernel, boun
     chunkData[at + 2] = shape.batchSize;
     chunkData[at + 3] = shape.taskCount;
   }
-  const chunkBuffer = device.createBuffer({ label: `pxl ${shape.kernelName} chunks`, size: chunkData.byteLength, usage: Usage.UNIFORM | Usage.COPY_DST });
-  const argsBuffer = device.createBuffer({ label: `pxl ${shape.kernelName} args`, size: bound.uniform.byteLength, usage: Usage.UNIFORM | Usage.COPY_DST });
-  device.queue.writeBuffer(chunkBuffer, 0, chunkData);
-  device.queue.writeBuffer(argsBuffer, 0, bound.uniform);
+  const descriptor = prepareDescriptor(device, shape.kernelName, descriptorSlot, bound.uniform, new Uint8Array(chunkData.buffer));
+  const { args: argsBuffer, chunks: chunkBuffer } = descriptor;
+  const ring = kernel.messageBinding === undefined ? undefined : createMessageRing(device, shape.kernelName);
+  let downloaded = 0;
 
   // Error scopes nest per device, so each push is popped before anything else can run.
   device.pushErrorScope('validation');
@@ -91,6 +136,7 @@ export function startLaunch(env: LaunchEnvironment, kernel: CompiledKernel, boun
       { binding: CHUNK_BINDING, resource: { buffer: chunkBuffer, offset: 0, size: 16 } },
       { binding: ARGS_BINDING, resource: { buffer: argsBuffer } },
       ...storage,
+      ...(ring === undefined ? [] : [{ binding: kernel.messageBinding!, resource: { buffer: ring.buffer } }]),
     ],
   });
   const scopes: Promise<GPUError | null>[] = [quiet(device.popErrorScope())];
@@ -147,12 +193,20 @@ export function startLaunch(env: LaunchEnvironment, kernel: CompiledKernel, boun
         const error = await scope;
         if (error !== null) return { kind: 'failed', error: new StateError(`launch of kernel '${shape.kernelName}' was refused by the GPU: ${error.message}`) };
       }
+      // HostFinalize: what the kernel sent with message(), also from a cancelled launch's batches.
+      if (ring !== undefined) {
+        const r = await Promise.race([quiet(ring.read()), closed]);
+        if (!('values' in r)) return { kind: 'failed', error: r.closed };
+        downloaded += r.bytes;
+        deliverMessages(shape.kernelName, r, shape.onMessage);
+      }
       return cancelled ? { kind: 'cancelled' } : { kind: 'completed' };
     } catch (err) {
       return { kind: 'failed', error: new StateError(`launch of kernel '${shape.kernelName}' failed on the GPU: ${err instanceof Error ? err.message : String(err)}`) };
     } finally {
-      chunkBuffer.destroy();
-      argsBuffer.destroy();
+      descriptor.release();
+      ring?.destroy();
+      report?.(transfer(descriptor.uploadedBytes, downloaded));
     }
   };
 

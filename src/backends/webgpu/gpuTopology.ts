@@ -20,6 +20,7 @@ export interface GpuShape {
 /** Preferred workgroup size: a multiple of every vendor's SIMD width (32 or 64). */
 const WORKGROUP = 64;
 
+/** The topology and workgroup size of a device with these limits. @example gpuShape(device.limits, MaxTaskCount).workgroupSize // 64 */
 export function gpuShape(limits: GPUSupportedLimits, maxBatches: number): GpuShape {
   const workgroupSize = Math.max(1, Math.min(WORKGROUP, limits.maxComputeWorkgroupSizeX, limits.maxComputeInvocationsPerWorkgroup));
   return {

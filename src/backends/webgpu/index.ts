@@ -3,5 +3,7 @@
  * Node, `navigator.gpu` in browsers). Only the Context factory imports this folder, and lazily, so
  * CPU-only programs never load Dawn.
  */
-export { WebGpuBackend, type WebGpuBackendOptions } from './webgpuBackend.js';
+export { WebGpuBackend, TRANSFER_HISTORY, type TransferStats, type WebGpuBackendOptions } from './webgpuBackend.js';
+export type { LaunchTransfer } from './gpuLaunch.js';
+export { MESSAGE_CAPACITY } from './wgslSignature.js';
 export { acquireGpuDevice, INSTALL_HINT, type GpuDevice } from './gpuDevice.js';

@@ -10,6 +10,7 @@ import type { KernelInfo } from '../backend.js';
  * when launched.
  */
 
+/** A kernel export as the loader found it. */
 export interface LoadedKernel {
   readonly info: KernelInfo;
   readonly definition: KernelDefinition;

@@ -4,10 +4,12 @@ import type { WgslKernel } from '../../mu/kernel.js';
 import { sourceOf, wgslProgram, type WgslProgram } from './wgslProgram.js';
 import { ARGS_BINDING, CHUNK_BINDING, wgslSignature, type WgslSignature } from './wgslSignature.js';
 
-/** What a launch binds: the pipeline and the layout of its one bind group. */
+/** What a launch binds: the pipeline, the layout of its one bind group, and its message ring's binding. */
 export interface CompiledKernel {
   readonly pipeline: GPUComputePipeline;
   readonly layout: GPUBindGroupLayout;
+  /** Binding of the message ring, when the kernel calls `message()`. */
+  readonly messageBinding: number | undefined;
 }
 
 /** GPUShaderStage.COMPUTE, spelled out so no global has to be installed. */
@@ -62,7 +64,7 @@ export class KernelProgram {
     if (this.#compiled === undefined) {
       const max = this.#device.limits.maxStorageBuffersPerShaderStage;
       if (this.signature.storageCount > max) {
-        return Promise.reject(new UnsupportedError(`kernel '${this.name}' has ${this.signature.storageCount} storage parameters, but this GPU binds at most ${max} per kernel: pass fewer arrays (pack several into one allocation)`));
+        return Promise.reject(new UnsupportedError(`kernel '${this.name}' needs ${this.signature.storageCount} storage bindings (its array parameters${this.signature.messageBinding === undefined ? '' : ', and one for message()'}), but this GPU binds at most ${max} per kernel: pass fewer arrays (pack several into one allocation)`));
       }
       const storage = this.signature.params.flatMap((p) => (p.kind === 'storage' ? [p] : []));
       const layout = this.#device.createBindGroupLayout({
@@ -71,6 +73,7 @@ export class KernelProgram {
           { binding: CHUNK_BINDING, visibility: COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: 16 } },
           { binding: ARGS_BINDING, visibility: COMPUTE, buffer: { type: 'uniform', minBindingSize: this.signature.uniformBytes } },
           ...storage.map((p) => ({ binding: p.binding, visibility: COMPUTE, buffer: { type: p.writable ? ('storage' as const) : ('read-only-storage' as const) } })),
+          ...(this.signature.messageBinding === undefined ? [] : [{ binding: this.signature.messageBinding, visibility: COMPUTE, buffer: { type: 'storage' as const } }]),
         ],
       });
       const pipeline = this.#device.createComputePipelineAsync({
@@ -79,7 +82,7 @@ export class KernelProgram {
         compute: { module: this.#module, entryPoint: this.program.entryPoint },
       });
       this.#compiled = pipeline.then(
-        (p) => ({ pipeline: p, layout }),
+        (p) => ({ pipeline: p, layout, messageBinding: this.signature.messageBinding }),
         (err: unknown) => {
           throw new ModuleLoadError(`kernel '${this.name}': the GPU could not build its compute pipeline: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         },

@@ -11,6 +11,7 @@ import { MAX_DIMS, typeText, type SignatureParam, type StorageElement, type Wgsl
  * what to pass instead.
  */
 
+/** One array argument as a launch binds it. */
 export interface StorageBinding {
   readonly binding: number;
   readonly argIndex: number;
@@ -19,14 +20,18 @@ export interface StorageBinding {
   /** Byte range of the buffer bound, aligned as the device requires. */
   readonly offset: number;
   readonly size: number;
+  /** The argument's own bytes within the buffer (the binding may start below, for alignment). */
+  readonly range: { readonly byteOffset: number; readonly byteLength: number };
   readonly writable: boolean;
 }
 
+/** A launch's encoded arguments: the PxlArgs uniform and the storage bindings. */
 export interface BoundArgs {
   readonly uniform: Uint8Array<ArrayBuffer>;
   readonly storage: readonly StorageBinding[];
 }
 
+/** The device limits binding depends on. */
 export interface BindLimits {
   readonly minStorageBufferOffsetAlignment: number;
   readonly maxStorageBufferBindingSize: number;
@@ -53,7 +58,18 @@ function unsupportedDtype(dtype: DType, i: number): ArgumentError {
   return new ArgumentError(`argument ${i} is a ${dtype} NDArray, which the webgpu backend cannot bind (${why})`, i);
 }
 
-export function bindArgs(kernelName: string, signature: WgslSignature, args: readonly LaunchArg[], limits: BindLimits, taskCount: number): BoundArgs {
+/**
+ * Encodes one launch's arguments for a kernel's WGSL signature. Pure: `checkArgs` runs it at
+ * execute() to find mismatches before the launch is queued, and `launch` runs it again to bind.
+ * A sliced NDArray's leading dimension is the launch's taskCount (`execute` checked it).
+ *
+ * @throws ArgumentError naming the argument, its declared type and what to pass instead: wrong
+ *   count, a constant for an array or the reverse, an element type that differs, an integer out of
+ *   range, a struct with missing or extra fields, an array larger than one storage binding, or a
+ *   writable array that overlaps another argument.
+ * @example bindArgs('fill_rows', wgslSignature(spec), launchArgs, device.limits)
+ */
+export function bindArgs(kernelName: string, signature: WgslSignature, args: readonly LaunchArg[], limits: BindLimits): BoundArgs {
   const params = signature.params;
   if (args.length !== params.length) {
     const names = params.map((p) => p.name).join(', ');
@@ -67,7 +83,7 @@ export function bindArgs(kernelName: string, signature: WgslSignature, args: rea
     const what = `argument ${i} ('${p.name}', declared ${typeText(p)})`;
     if (p.kind === 'storage') {
       if (arg.kind === 'constant') throw new ArgumentError(`${what} must be an NDArray or a device pointer, got a constant`, i);
-      storage.push(bindStorage(p, arg, i, what, view, limits, taskCount));
+      storage.push(bindStorage(p, arg, i, what, view, limits));
       return;
     }
     if (arg.kind !== 'constant') throw new ArgumentError(`${what} must be a constant, got ${arg.kind === 'pointer' ? 'a device pointer' : 'an NDArray'}`, i);
@@ -115,7 +131,6 @@ function bindStorage(
   what: string,
   view: DataView,
   limits: BindLimits,
-  taskCount: number,
 ): StorageBinding {
   let bytes: number;
   let size: number;
@@ -129,7 +144,7 @@ function bindStorage(
     bytes = total * 4;
     if (arg.sliced) {
       dims = arg.shape.slice(1);
-      size = total / Math.max(1, taskCount);
+      size = total / Math.max(1, arg.shape[0]!);
       stride = size;
     } else {
       dims = arg.shape;
@@ -155,7 +170,7 @@ function bindStorage(
   view.setUint32(v + 8, stride, true);
   view.setUint32(v + 12, dims.length, true);
   dims.slice(0, MAX_DIMS).forEach((d, k) => view.setUint32(v + 16 + 4 * k, d, true));
-  return { binding: p.binding, argIndex: i, name: p.name, buffer: arg.buffer, offset, size: span, writable: p.writable };
+  return { binding: p.binding, argIndex: i, name: p.name, buffer: arg.buffer, offset, size: span, range: { byteOffset: arg.byteOffset, byteLength: bytes }, writable: p.writable };
 }
 
 /** WebGPU refuses a writable binding that overlaps any other binding of the same buffer in one dispatch. */

@@ -1,15 +1,17 @@
 /// <reference types="@webgpu/types" />
 import { StateError, UnsupportedError, type PxlError } from '../../core/errors.js';
 import type { Topology } from '../../core/topology.js';
-import type { Backend, BatchRecord, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
 import { acquireGpuDevice, type GpuDevice } from './gpuDevice.js';
-import { startLaunch } from './gpuLaunch.js';
+import { startLaunch, type LaunchTransfer } from './gpuLaunch.js';
+import type { DescriptorSlot } from './launchDescriptor.js';
 import { GpuMemory } from './gpuMemory.js';
 import { defaultGpuMemorySize, gpuShape } from './gpuTopology.js';
 import { KernelProgram } from './kernelProgram.js';
 import { bindArgs, checkGpuArgs } from './launchArgs.js';
 import { loadKernels, type LoadedKernel } from './kernelLoader.js';
 
+/** Options of {@link WebGpuBackend.create}. */
 export interface WebGpuBackendOptions {
   /** Bytes the Context may allocate. Default: four of the device's largest storage bindings. */
   readonly memorySize?: number;
@@ -21,6 +23,33 @@ export interface WebGpuBackendOptions {
 
 /** Dispatch records kept between drains. */
 const TRACE_CAPACITY = 1 << 16;
+
+/** Per-launch transfer records {@link WebGpuBackend.transferStats} keeps: the most recent ones. */
+export const TRANSFER_HISTORY = 256;
+
+/**
+ * Bytes moved between host and GPU, for tests and diagnostics (see docs/webgpu.md, "What moves
+ * between host and GPU").
+ */
+export interface TransferStats {
+  /** Bytes of explicit host-to-device copies (`copyToDevice`) since the backend was created. */
+  readonly uploadedBytes: number;
+  /** Bytes of explicit device-to-host copies (`copyFromDevice`) since the backend was created. */
+  readonly downloadedBytes: number;
+  /** What each recent launch moved, oldest first (at most {@link TRANSFER_HISTORY}). */
+  readonly launches: readonly LaunchTransfer[];
+}
+
+/**
+ * The UnsupportedError for a kernel form the webgpu backend cannot run, or undefined. Written
+ * against the form's name so it holds whichever forms `KernelForm` lists.
+ */
+function unsupportedForm(info: KernelInfo): UnsupportedError | undefined {
+  if ((info.form as string) !== 'group') return undefined;
+  return new UnsupportedError(
+    `kernel '${info.name}' is a work-group kernel (defineGroupKernel); work-group kernels run on CPU cores only for now: run it on a Context created with backend: 'cpu'`,
+  );
+}
 
 interface LoadedModule {
   readonly kernels: readonly LoadedKernel[];
@@ -47,6 +76,9 @@ export class WebGpuBackend implements Backend {
   #destroyed = false;
   #trace: { records: BatchRecord[]; dropped: number } | undefined;
   #nextModule = 1;
+  /** Each Map's descriptor buffers, kept between its launches (keyed by its mapToken). */
+  readonly #descriptors = new WeakMap<object, DescriptorSlot>();
+  readonly #transfers: LaunchTransfer[] = [];
 
   private constructor(gpu: GpuDevice, options: WebGpuBackendOptions) {
     this.#gpu = gpu;
@@ -100,34 +132,93 @@ export class WebGpuBackend implements Backend {
     return undefined;
   }
 
+  /**
+   * Imports a kernel module and compiles the WGSL of its kernels. Work-group kernels are listed
+   * (so one module serves both backends) but never compiled: launching one throws UnsupportedError.
+   * @throws (rejects) ModuleLoadError when the module cannot be imported or its WGSL does not compile.
+   */
   async loadModule(url: string): Promise<ModuleInfo> {
     this.#alive();
     const kernels = await loadKernels(url);
     const programs = await Promise.all(
-      kernels.map((k) => (k.definition.wgsl === undefined ? undefined : KernelProgram.create(this.#gpu.device, url, k.info.name, k.definition.wgsl, this.#workgroupSize))),
+      kernels.map((k) =>
+        k.definition.wgsl === undefined || unsupportedForm(k.info) !== undefined
+          ? undefined
+          : KernelProgram.create(this.#gpu.device, url, k.info.name, k.definition.wgsl, this.#workgroupSize),
+      ),
     );
     const id = this.#nextModule++;
     this.#modules.set(id, { kernels, programs });
     return { id, url, kernels: kernels.map((k) => k.info) };
   }
 
-  checkArgs(args: readonly LaunchArg[]): void {
-    checkGpuArgs(args);
+  /**
+   * Checks arguments at execute(), before the launch is queued: what no WGSL kernel can bind
+   * (float64 NDArrays, pointers off a 32-bit word) and, given the kernel, everything `bindArgs`
+   * checks against its declared `params`, plus allocations the GPU is already known to have
+   * refused. A kernel without WGSL is left to fail at launch, where the other backend's kernels fail.
+   * @throws UnsupportedError for a work-group kernel; ArgumentError naming the argument and its
+   *   declared type; OutOfMemoryError for an argument in an allocation the GPU could not create.
+   */
+  checkArgs(args: readonly LaunchArg[], kernel?: { readonly module: number; readonly kernel: number }): void {
+    if (kernel !== undefined) {
+      const loaded = this.#modules.get(kernel.module);
+      const info = loaded?.kernels[kernel.kernel]?.info;
+      const refused = info === undefined ? undefined : unsupportedForm(info);
+      if (refused !== undefined) throw refused;
+      checkGpuArgs(args);
+      const program = loaded?.programs[kernel.kernel];
+      if (program !== undefined) bindArgs(program.name, program.signature, args, this.#gpu.device.limits);
+    } else {
+      checkGpuArgs(args);
+    }
+    for (const a of args) if (a.kind !== 'constant') this.#memory.checkCreated(a.buffer);
   }
 
+  /**
+   * Binds the arguments and submits the launch's dispatches (see gpuLaunch.ts).
+   * @throws (rejects) UnsupportedError for a work-group kernel or one without WGSL; ArgumentError
+   *   for arguments that do not match its declared params; OutOfMemoryError for an argument whose
+   *   allocation the GPU could not create; ModuleLoadError when its pipeline cannot be built.
+   */
   async launch(request: LaunchRequest): Promise<LaunchHandle> {
     this.#alive();
-    const program = this.#modules.get(request.module)?.programs[request.kernel];
+    // Queue order alone would order the two on the GPU, but a launch after a failed one must not
+    // run at all, which only the host can tell here: so the host waits.
+    if (request.after !== undefined && (await request.after.done).kind !== 'completed') {
+      return { done: Promise.resolve({ kind: 'cancelled' }), cancel: () => {}, progress: () => ({ issued: 0, done: 0 }) };
+    }
+    const loaded = this.#modules.get(request.module);
+    const info = loaded?.kernels[request.kernel]?.info;
+    const refused = info === undefined ? undefined : unsupportedForm(info);
+    if (refused !== undefined) throw refused;
+    const program = loaded?.programs[request.kernel];
     if (program === undefined) {
       throw new UnsupportedError(
         `kernel '${request.kernelName}' has no WGSL body, so the webgpu backend cannot run it: give its defineKernel a wgsl: { params, body } (see WgslKernel in pxl/mu), or run it on a Context created with backend: 'cpu'`,
       );
     }
-    const bound = bindArgs(request.kernelName, program.signature, request.args, this.#gpu.device.limits, request.taskCount);
+    const bound = bindArgs(request.kernelName, program.signature, request.args, this.#gpu.device.limits);
+    await this.#memory.created(bound.storage.map((s) => s.buffer));
     const compiled = await program.compiled();
     this.#alive();
     const env = { device: this.#gpu.device, memory: this.#memory, workgroupSize: this.#workgroupSize, closed: this.#closed, record: (r: BatchRecord) => this.#record(r) };
-    return startLaunch(env, compiled, bound, request);
+    let slot = this.#descriptors.get(request.mapToken);
+    if (slot === undefined) this.#descriptors.set(request.mapToken, (slot = { busy: false }));
+    return startLaunch(env, compiled, bound, request, slot, (t) => {
+      this.#transfers.push(t);
+      if (this.#transfers.length > TRANSFER_HISTORY) this.#transfers.shift();
+    });
+  }
+
+  /**
+   * What moved between host and GPU: explicit copies since creation, and per launch (the most
+   * recent {@link TRANSFER_HISTORY}) the descriptor bytes it uploaded, the bytes it read back and
+   * the device ranges it bound. A launch never copies array data; see docs/webgpu.md.
+   * @example backend.transferStats().launches.at(-1)?.uploadedBytes // 0 when re-run unchanged
+   */
+  transferStats(): TransferStats {
+    return { uploadedBytes: this.#memory.uploadedBytes, downloadedBytes: this.#memory.downloadedBytes, launches: [...this.#transfers] };
   }
 
   /**
@@ -167,6 +258,8 @@ export class WebGpuBackend implements Backend {
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
       maxBufferSize: limits.maxBufferSize,
       maxStorageBuffersPerShaderStage: limits.maxStorageBuffersPerShaderStage,
+      uploadedBytes: this.#memory.uploadedBytes,
+      downloadedBytes: this.#memory.downloadedBytes,
     };
   }
 

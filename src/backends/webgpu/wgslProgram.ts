@@ -1,5 +1,5 @@
 import type { WgslKernel, WgslScalarType } from '../../mu/kernel.js';
-import { ARGS_BINDING, CHUNK_BINDING, type SignatureParam, type WgslSignature } from './wgslSignature.js';
+import { ARGS_BINDING, CHUNK_BINDING, MESSAGE_CAPACITY, type SignatureParam, type WgslSignature } from './wgslSignature.js';
 
 /**
  * The WGSL module generated for one kernel: a prelude (uniforms, storage bindings, the mu API and
@@ -9,6 +9,7 @@ import { ARGS_BINDING, CHUNK_BINDING, type SignatureParam, type WgslSignature } 
  * batchSize loop of an MU core.
  */
 
+/** A generated WGSL module and where the kernel's own lines sit in it. */
 export interface WgslProgram {
   readonly code: string;
   readonly entryPoint: string;
@@ -19,6 +20,7 @@ export interface WgslProgram {
   readonly bodyLines: number;
 }
 
+/** Name of the generated compute entry point. */
 export const ENTRY_POINT = 'pxl_main';
 
 function uniformScalar(t: WgslScalarType): string {
@@ -33,6 +35,10 @@ function lineCount(text: string): number {
   return text.split('\n').length;
 }
 
+/**
+ * Generates the WGSL module of one kernel.
+ * @example wgslProgram('scale', spec, wgslSignature(spec), 64).code
+ */
 export function wgslProgram(kernelName: string, spec: WgslKernel, signature: WgslSignature, workgroupSize: number): WgslProgram {
   const params = signature.params;
   const storage = params.filter((p): p is Extract<SignatureParam, { kind: 'storage' }> => p.kind === 'storage');
@@ -65,6 +71,14 @@ export function wgslProgram(kernelName: string, spec: WgslKernel, signature: Wgs
   prelude.push('var<private> pxl_task_idx: u32;');
   prelude.push('fn task_idx() -> u32 { return pxl_task_idx; }');
   prelude.push('fn task_count() -> u32 { return pxl_chunk.task_count; }');
+  if (signature.messageBinding !== undefined) {
+    // mu.message(): slot i of the ring holds (task index, value); the counter keeps counting past
+    // the capacity so the host knows how many were dropped.
+    prelude.push(`@group(0) @binding(${signature.messageBinding}) var<storage, read_write> pxl_messages: array<atomic<u32>>;`);
+    prelude.push(
+      `fn message(value: u32) { let i = atomicAdd(&pxl_messages[0], 1u); if (i < ${MESSAGE_CAPACITY}u) { atomicStore(&pxl_messages[1u + 2u * i], pxl_task_idx); atomicStore(&pxl_messages[2u + 2u * i], value); } }`,
+    );
+  }
 
   const declarations = spec.declarations ?? '';
   const lets = params.flatMap((p) => {

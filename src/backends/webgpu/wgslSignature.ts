@@ -13,8 +13,10 @@ import type { WgslKernel, WgslScalarType } from '../../mu/kernel.js';
  *   then the shape as 4 vec4<u32> (16 dimensions).
  */
 
+/** Element types of WGSL storage arrays. */
 export type StorageElement = 'f32' | 'i32' | 'u32';
 
+/** One declared parameter and where it lives: in the uniform (scalars, structs) or in a storage binding. */
 export type SignatureParam =
   | { readonly kind: 'scalar'; readonly name: string; readonly type: WgslScalarType; readonly offset: number }
   | {
@@ -35,11 +37,29 @@ export type SignatureParam =
       readonly offset: number;
     };
 
+/** A kernel's WGSL layout: its parameters, the PxlArgs uniform, and its storage bindings. */
 export interface WgslSignature {
   readonly params: readonly SignatureParam[];
   /** Size of the PxlArgs uniform, a multiple of 16 and at least 16. */
   readonly uniformBytes: number;
+  /** Storage bindings, the message ring included. */
   readonly storageCount: number;
+  /**
+   * Binding of the message ring (see {@link MESSAGE_CAPACITY}) when the kernel calls `message()`,
+   * the storage binding after its parameters'; undefined when it never does.
+   */
+  readonly messageBinding: number | undefined;
+}
+
+/**
+ * Messages one launch can hold: `message(value)` calls beyond it are dropped and counted, and the
+ * host warns with the count. The ring is a `u32` counter then (task index, value) pairs.
+ */
+export const MESSAGE_CAPACITY = 4096;
+
+/** Whether WGSL source calls `message(...)` (a call, not a longer name such as `my_message(`). */
+export function callsMessage(code: string): boolean {
+  return /(^|[^\w])message\s*\(/.test(code);
 }
 
 /** Bytes of one PxlView in the uniform. */
@@ -48,14 +68,19 @@ export const VIEW_BYTES = 80;
 export const MAX_DIMS = 16;
 /** Binding 0 is the per-dispatch PxlChunk uniform, binding 1 the PxlArgs uniform. */
 export const CHUNK_BINDING = 0;
+/** Binding of the PxlArgs uniform. */
 export const ARGS_BINDING = 1;
+/** Binding of the first storage parameter; the others follow in declaration order, then the message ring. */
 export const FIRST_STORAGE_BINDING = 2;
 
 const STORAGE_TYPE = /^array<(atomic<)?(f32|i32|u32)>?(, read_write)?>$/;
 
 const roundUp16 = (n: number): number => Math.ceil(n / 16) * 16;
 
-/** The layout of a kernel's declared parameters (already validated by defineKernel). */
+/**
+ * The layout of a kernel's declared parameters (already validated by defineKernel).
+ * @example wgslSignature({ params: { x: 'array<f32, read_write>', k: 'f32' }, body: '...' }).uniformBytes // 96
+ */
 export function wgslSignature(spec: WgslKernel): WgslSignature {
   const params: SignatureParam[] = [];
   let cursor = 0;
@@ -77,7 +102,8 @@ export function wgslSignature(spec: WgslKernel): WgslSignature {
       cursor = offset + VIEW_BYTES;
     }
   }
-  return { params, uniformBytes: Math.max(16, roundUp16(cursor)), storageCount: binding - FIRST_STORAGE_BINDING };
+  const messageBinding = callsMessage(spec.body) || callsMessage(spec.declarations ?? '') ? binding++ : undefined;
+  return { params, uniformBytes: Math.max(16, roundUp16(cursor)), storageCount: binding - FIRST_STORAGE_BINDING, messageBinding };
 }
 
 /** The declared type as the user wrote it, for messages. */
