@@ -10,7 +10,7 @@ import type { CorePlan } from '../pxl/launchPlan.js';
  */
 
 /** How a kernel wants to be called: once per task, or once per batch with a bound closure. */
-export type KernelForm = 'task' | 'batch';
+export type KernelForm = 'task' | 'batch' | 'group';
 
 export interface KernelInfo {
   readonly name: string;
@@ -108,8 +108,13 @@ export interface Backend {
    * Throws ArgumentError when validated arguments still cannot travel in one launch (too large for
    * the launch descriptor, a bigint wider than 64 bits). `execute` calls it so such arguments reject
    * the execute itself instead of failing the Map later, inside the launch.
+   *
+   * With `kernel` (the module id and kernel index a launch would name), a backend also checks the
+   * arguments against that kernel's declared signature where it has one (the webgpu backend: the
+   * WGSL `params`), and throws UnsupportedError for a kernel it can never run (a work-group kernel
+   * on the webgpu backend). Backends without signatures ignore it.
    */
-  checkArgs(args: readonly LaunchArg[]): void;
+  checkArgs(args: readonly LaunchArg[], kernel?: { readonly module: number; readonly kernel: number }): void;
   launch(request: LaunchRequest): Promise<LaunchHandle>;
   /**
    * Starts or stops recording batch records. Off by default, and free when off: cores then run

@@ -3,7 +3,10 @@
  * names: a plain function is a task kernel; `defineKernel` adds the batch form and WGSL bodies.
  */
 
-const KERNEL = Symbol.for('pxl.kernel');
+import type { GroupKernel } from './groupKernel.js';
+
+/** @internal Brands kernel definitions; registered, so copies of this module agree on it. */
+export const KERNEL = Symbol.for('pxl.kernel');
 
 /** Called once per task; `getTaskIdx()` says which. NDArray arguments arrive as the task's slice. */
 export type TaskKernelFn = (...args: never[]) => void;
@@ -113,7 +116,8 @@ export interface WgslOnlyKernelSpec {
   readonly form?: 'task' | 'batch';
 }
 
-export type KernelDefinition = TaskKernel | BatchKernel;
+/** Any kernel definition: task or batch ({@link defineKernel}) or work-group (`defineGroupKernel`). */
+export type KernelDefinition = TaskKernel | BatchKernel | GroupKernel;
 
 /**
  * Defines a kernel.
@@ -227,6 +231,6 @@ export function asKernel(value: unknown): KernelDefinition | undefined {
 }
 
 /** @internal */
-export function kernelForm(k: KernelDefinition): 'task' | 'batch' {
+export function kernelForm(k: KernelDefinition): 'task' | 'batch' | 'group' {
   return k[KERNEL];
 }

@@ -1,5 +1,6 @@
 import type { Backend } from '../backends/backend.js';
 import { KernelNotFoundError, OptionError, StateError } from '../core/errors.js';
+import type { NDRange } from '../core/ndRange.js';
 import { checkInteger } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
 import { KernelMap } from './kernelMap.js';
@@ -83,10 +84,22 @@ export class Job {
   }
 
   /**
-   * Builds a Map of kernel `name` over `taskCount` tasks (at most MaxTaskCount).
-   * @throws KernelNotFoundError listing the kernels the loaded modules have.
+   * Builds a Map of kernel `name` over `taskCount` tasks (at most MaxTaskCount), or over an
+   * ND-range. Over a range, a task or batch kernel runs one task per work-item (taskCount = the
+   * product of `global`; `local` is recorded only), and a work-group kernel (`defineGroupKernel`)
+   * runs one task per work-group (taskCount = the number of groups), each calling the kernel once
+   * per work-item. The Map's `range` reports the range.
+   *
+   * @example
+   * ```ts
+   * const scale = job.buildMap('scale', 1024);
+   * const sums = job.buildMap('block_sum', { global: [4096], local: [64] }); // 64 tasks (groups)
+   * ```
+   * @throws KernelNotFoundError listing the kernels the loaded modules have; OptionError for a
+   *   taskCount outside [0, MaxTaskCount], a malformed range (see `checkNDRange`), or a work-group
+   *   kernel given a plain taskCount.
    */
-  buildMap(name: string, taskCount: number): KernelMap {
+  buildMap(name: string, taskCount: number | NDRange): KernelMap {
     this.#alive();
     for (const m of this.#modules) {
       const k = m.kernel(name);

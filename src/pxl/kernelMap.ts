@@ -1,5 +1,6 @@
 import type { Backend, KernelInfo, LaunchArg, LaunchHandle } from '../backends/backend.js';
-import { PxlError, StateError } from '../core/errors.js';
+import { OptionError, PxlError, StateError } from '../core/errors.js';
+import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
@@ -39,8 +40,16 @@ let nextLaunchId = 1;
  */
 export class KernelMap {
   readonly kernelName: string;
+  /**
+   * Tasks per launch. For a Map built over an ND-range: the range's work-items for task and batch
+   * kernels, its work-groups for a group kernel.
+   */
   readonly taskCount: number;
+  /** The ND-range the Map was built over (local filled in, frozen); undefined for a plain taskCount. */
+  readonly range: NDRange | undefined;
   readonly #site: MapSite;
+  /** A group kernel's hidden first launch argument: the range's geometry, read by the core's group runner. */
+  readonly #geometry: LaunchArg | undefined;
   readonly #module: number;
   readonly #kernel: number;
   readonly #form: KernelInfo['form'];
@@ -63,13 +72,25 @@ export class KernelMap {
   #onError: ((error: PxlError) => void) | undefined;
 
   /** @internal */
-  constructor(site: MapSite, kernelName: string, module: number, kernel: number, info: KernelInfo, taskCount: number) {
+  constructor(site: MapSite, kernelName: string, module: number, kernel: number, info: KernelInfo, taskCount: number | NDRange) {
     this.#site = site;
     this.kernelName = kernelName;
     this.#module = module;
     this.#kernel = kernel;
     this.#form = info.form;
-    this.taskCount = checkInteger('taskCount', taskCount, 0, MaxTaskCount);
+    if (typeof taskCount === 'number') {
+      if (info.form === 'group') throw new OptionError(`kernel '${kernelName}' is a work-group kernel: build its Map with job.buildMap('${kernelName}', { global: [...], local: [...] })`);
+      this.taskCount = checkInteger('taskCount', taskCount, 0, MaxTaskCount);
+      this.range = undefined;
+      this.#geometry = undefined;
+    } else {
+      const r = checkNDRange(taskCount, 'buildMap', MaxTaskCount);
+      this.range = Object.freeze({ global: r.global, local: r.local });
+      this.taskCount = info.form === 'group' ? r.groupCount : r.taskCount;
+      const [g0 = 1, g1 = 1, g2 = 1] = r.global;
+      const [l0 = 1, l1 = 1, l2 = 1] = r.local;
+      this.#geometry = info.form === 'group' ? { kind: 'constant', value: { dims: r.global.length, g0, g1, g2, l0, l1, l2 } } : undefined;
+    }
   }
 
   get batchSize(): number {
@@ -146,10 +167,9 @@ export class KernelMap {
     if (this.#status === 'Fail') {
       throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`);
     }
-    const launchArgs = toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount);
     // Arguments that cannot travel in a launch reject here; found inside the launch, they would
     // fail the Map (terminal) after this execute had already resolved Success.
-    this.#site.backend.checkArgs(launchArgs);
+    const launchArgs = this.#launchArgs(args);
     const stream = this.stream;
     const run: Run = { args: launchArgs, cancelled: false, trace: this.#site.tracer()?.execute(this.kernelName, stream.id, stream.label) };
     run.trace?.state('HostInit');
@@ -258,8 +278,7 @@ export class KernelMap {
    */
   async launchNow(args: readonly KernelArg[], after?: LaunchHandle): Promise<LaunchHandle> {
     this.#site.alive();
-    const launchArgs = toLaunchArgs([...args], this.#site.owner, this.#form, this.taskCount);
-    this.#site.backend.checkArgs(launchArgs);
+    const launchArgs = this.#launchArgs(args);
     const plan = this.#plan();
     return this.#site.backend.launch({
       launchId: nextLaunchId++,
@@ -275,6 +294,23 @@ export class KernelMap {
       onMessage: (m) => this.#onMessage?.(m),
       ...(after === undefined ? {} : { after }),
     });
+  }
+
+  /**
+   * Validates one launch's arguments and adds a group kernel's hidden geometry argument in front.
+   * The backend checks the user's arguments alone first, so its messages number them as the user did.
+   */
+  #launchArgs(args: readonly KernelArg[]): LaunchArg[] {
+    const kernel = { module: this.#module, kernel: this.#kernel };
+    const userArgs = toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount);
+    if (this.#geometry === undefined) {
+      this.#site.backend.checkArgs(userArgs, kernel);
+      return userArgs;
+    }
+    const launchArgs = [this.#geometry, ...userArgs];
+    this.#site.backend.checkArgs(userArgs, kernel);
+    this.#site.backend.checkArgs(launchArgs, kernel);
+    return launchArgs;
   }
 
   /** The launch plan, recomputed only when batch size, locality or the Job's Subs changed. */

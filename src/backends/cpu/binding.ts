@@ -2,7 +2,9 @@ import { DTYPES } from '../../core/dtype.js';
 import { kernelForm, type KernelDefinition } from '../../mu/kernel.js';
 import { muState } from '../../mu/state.js';
 import { NDView, PointerView } from '../../mu/views.js';
+import type { GroupKernel } from '../../mu/groupKernel.js';
 import type { DecodedArg } from './argsCodec.js';
+import { bindGroupKernel } from './groupRunner.js';
 
 /** Runs tasks [first, end) of a launch on this core. */
 export type BatchRunner = (first: number, end: number) => void;
@@ -33,6 +35,9 @@ export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[]
     if (a.sliced) sliced.push(view);
     return view;
   });
+
+  // A group kernel's tasks are work-groups; its runner (groupRunner.ts) steps the work-items.
+  if (kernelForm(kernel) === 'group') return bindGroupKernel(kernel as GroupKernel, values);
 
   if (kernelForm(kernel) === 'batch') {
     const { bind, specialize } = kernel as unknown as { bind: (...a: unknown[]) => BatchRunner; specialize?: boolean };
