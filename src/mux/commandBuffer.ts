@@ -1,20 +1,13 @@
-import { ArgumentError, OptionError, StateError } from '../core/errors.js';
+import { ArgumentError, StateError } from '../core/errors.js';
 import type { KernelArg } from '../pxl/arguments.js';
 import type { Context } from '../pxl/context.js';
 import { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
+import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { commandDependencies } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
-
-/** An ND-range of 1 to 3 dimensions: `global` work-items, grouped into work-groups of `local`. */
-export interface NDRange {
-  /** Work-items per dimension; their product is the launch's task count (at most MaxTaskCount). */
-  readonly global: readonly number[];
-  /** Work-group size per dimension, dividing `global`. Default: 1 in every dimension. Recorded only. */
-  readonly local?: readonly number[];
-}
 
 /** A host callback run as a command: it may return a promise, which the buffer awaits. */
 export type CommandCallback = () => void | Promise<void>;
@@ -138,19 +131,24 @@ export class CommandBuffer {
   }
 
   /**
-   * Records a launch of kernel `kernel` over an ND-range, flattened row-major to
-   * `global[0] × global[1] × global[2]` tasks (task index `i` is item
-   * `(i % g0, ⌊i / g0⌋ % g1, ⌊i / (g0·g1)⌋)`). The work-group size is validated and recorded for
-   * later use; the launch itself runs each task once through `Job.buildMap(...).execute(args)`.
+   * Records a launch of kernel `kernel` over an ND-range. A task or batch kernel runs once per
+   * work-item, flattened row-major (task index `i` is item `(i % g0, ⌊i / g0⌋ % g1, ⌊i / (g0·g1)⌋)`);
+   * a work-group kernel (`defineGroupKernel`) runs its work-items group by group, with `local` as the
+   * work-group size (see docs/work-groups.md). The launch touches every device pointer and NDArray
+   * it is given, for the ordering of the buffer's commands.
    * @throws StateError when the buffer has no Job; OptionError for a bad range; KernelNotFoundError
    *   for a kernel the Job's modules do not export.
+   * @example
+   * ```ts
+   * cb.launch('block_sum', { global: [4096], local: [64] }, input, sums);
+   * ```
    */
   launch(kernel: string, range: NDRange, ...args: KernelArg[]): this {
     this.#recording('launch');
     if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
-    const { global, local, taskCount } = checkRange(range);
-    const key = `${kernel}/${global.join('x')}`;
-    const map = this.#maps.get(key) ?? this.#job.buildMap(kernel, taskCount);
+    const { global, local, taskCount } = checkNDRange(range, 'launch', MaxTaskCount);
+    const key = `${kernel}/${global.join('x')}/${local.join('x')}`;
+    const map = this.#maps.get(key) ?? this.#job.buildMap(kernel, { global, local });
     this.#maps.set(key, map);
     return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
   }
@@ -228,27 +226,4 @@ function checkRegion(ctx: Context, op: string, ptr: DevicePtr, offset: number, s
   if (offset + size > ptr.byteLength) {
     throw new ArgumentError(`${op}: region [${offset}, ${offset + size}) does not fit in the ${ptr.byteLength} bytes from the pointer to the end of its allocation`);
   }
-}
-
-function checkRange(range: NDRange): { global: readonly number[]; local: readonly number[]; taskCount: number } {
-  const global = range?.global;
-  if (!Array.isArray(global) || global.length < 1 || global.length > 3) {
-    throw new OptionError(`launch: global must be an array of 1 to 3 sizes, got ${Array.isArray(global) ? `${global.length} dimensions` : String(global)}`);
-  }
-  const local = range.local ?? global.map(() => 1);
-  if (!Array.isArray(local) || local.length !== global.length) {
-    throw new OptionError(`launch: local has ${Array.isArray(local) ? local.length : 'no'} dimensions but global has ${global.length}; give one work-group size per dimension`);
-  }
-  let taskCount = 1;
-  for (let d = 0; d < global.length; d++) {
-    const g = global[d];
-    const l = local[d];
-    if (typeof g !== 'number' || !Number.isInteger(g) || g < 1) throw new OptionError(`launch: global[${d}] must be an integer ≥ 1, got ${String(g)}`);
-    if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || g % l !== 0) {
-      throw new OptionError(`launch: local[${d}] must be an integer ≥ 1 dividing global[${d}] = ${g}, got ${String(l)}`);
-    }
-    taskCount *= g;
-  }
-  if (taskCount > MaxTaskCount) throw new OptionError(`launch: the range has ${taskCount} work-items; at most ${MaxTaskCount} (MaxTaskCount) are supported`);
-  return { global: Object.freeze([...global]), local: Object.freeze([...local]), taskCount };
 }

@@ -283,8 +283,11 @@ export class Dispatcher {
         issued += Atomics.load(ctl, e + L.E_ISSUED);
         done += Atomics.load(ctl, e + L.E_DONE);
       } else if (Atomics.load(ctl, cb + L.C_CURRENT) === pos) {
+        // DONE before ISSUED: the core may finish batches between the two loads, and only this
+        // order keeps done <= issued in the sum.
+        const d = Atomics.load(ctl, cb + L.C_DONE);
         issued += Atomics.load(ctl, cb + L.C_ISSUED);
-        done += Atomics.load(ctl, cb + L.C_DONE);
+        done += d;
       }
     });
     return { issued, done };
