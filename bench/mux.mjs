@@ -5,9 +5,10 @@
 //   chain:      10,000 command buffers of one small command each (a 4-byte fill, or a 1-item
 //               launch), each waiting on the previous one's semaphore, against 10,000 awaited
 //               ctx.copyToDevice calls (fills) or execute + synchronize round trips (launches).
-//   dependent:  100 dependent kernels (x[i] += 1 over 4096 int32) as one command buffer with one
-//               dispatch, and as a CommandQueue (100 enqueues, finish()), against 100
-//               map.execute() calls with await map.synchronize() between them.
+//   dependent:  100 dependent kernels (x[i] += 1 over 64 int32, where launching dominates, and
+//               over 4096, where the tasks do) as one command buffer with one dispatch, and as a
+//               CommandQueue (100 enqueues, finish()), against 100 map.execute() calls with
+//               await map.synchronize() between them.
 //   npm run bench:mux        (builds first; PXL_BENCH_REPEATS to change the repeats, default 5)
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +18,7 @@ import { median, printJson, sig } from './lib/stats.mjs';
 const REPEATS = Number(process.env.PXL_BENCH_REPEATS ?? 5);
 const CHAIN = 10_000;
 const KERNELS = 100;
-const ELEMENTS = 4096;
+const SIZES = [64, 4096];
 
 const ctx = await createContext();
 // mux_count: counts[taskIdx] += 1 (atomically), the small dependent kernel of both cases. The cores
@@ -145,7 +146,7 @@ async function chain() {
   };
 }
 
-async function dependent() {
+async function dependent(ELEMENTS) {
   const x = ctx.memAlloc(ELEMENTS * 4);
   const range = { global: [ELEMENTS] };
   const buffer = new CommandBuffer(ctx, job);
@@ -189,7 +190,7 @@ async function dependent() {
     elements: ELEMENTS,
     baseline: `${KERNELS} × (await map.execute(); await map.synchronize())`,
     oneCommandBufferMs: compare(oneBuffer, separate),
-    commandQueueMs: { ...compare(queued, separate), note: 'includes recording: 100 enqueueLaunch (one Map each) and finish()' },
+    commandQueueMs: { ...compare(queued, separate), note: `includes recording: ${KERNELS} enqueueLaunch and finish()` },
     perKernelMicroseconds: {
       oneCommandBuffer: sig((median(oneBuffer) * 1e3) / KERNELS),
       commandQueue: sig((median(queued) * 1e3) / KERNELS),
@@ -208,8 +209,9 @@ try {
     cpus: os.availableParallelism(),
     note: 'medians over repeats after one warm-up; ratio = median of per-repeat pxl/baseline (interleaved in one process); every run checks its results',
     chain: await chain(),
-    dependentKernels: await dependent(),
+    dependentKernels: [],
   };
+  for (const n of SIZES) report.dependentKernels.push(await dependent(n));
   report.seconds = sig((performance.now() - t0) / 1e3, 3);
   printJson(report);
 } finally {

@@ -30,4 +30,12 @@ describe('examples', () => {
     expect(stdout).toMatch(/pi ≈ 3\.14\d*/);
     expect(stdout).toContain('y[0] = 35 (expected 35)');
   });
+
+  it('runs the command-buffer and command-queue example with the expected result, and shows the queue stopping at a failure', async () => {
+    const { stdout } = await run(process.execPath, ['examples/mux/queue.mjs'], { cwd: root, timeout: 60_000 });
+    expect(stdout).toContain('command buffers: y[0] = 11, y[65535] = 11 (expected 11)');
+    expect(stdout).toContain('command queue: y[0] = 11, y[65535] = 11 (expected 11)');
+    expect(stdout).toContain('command 0 (callback) of the command buffer failed: host step failed');
+    expect(stdout).toContain('y[0] = 11 (the fill after the failure did not run)');
+  });
 });

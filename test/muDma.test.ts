@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, KernelError, NDArray, type Context, type Job, type KernelMap } from '../src/index.js';
 import { DmaEvent, dmaRead, dmaWait, dmaWrite, mu } from '../src/mu/index.js';
+import { kernelFailure, randomFloats } from './fixtures/testData.js';
 
 let ctx: Context;
 let job: Job;
@@ -15,31 +16,12 @@ afterAll(async () => {
   await ctx?.destroy();
 });
 
-/** Deterministic uniform floats in [0, 1) (mulberry32). */
-function random(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  }
-  return out;
-}
 
-async function failure(map: KernelMap, ...args: Parameters<KernelMap['execute']>): Promise<KernelError> {
-  await map.execute(...args);
-  const err = await map.synchronize().then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(KernelError);
-  return err as KernelError;
-}
 
 describe('DMA in work-group kernels', () => {
   it('runs a tiled 5-point stencil with 2-D strided DMA reads of tile plus halo and DMA writes of the result tile', async () => {
     const w = 48, h = 40, pw = w + 2, ph = h + 2;
-    const padded = random(pw * ph, 7);
+    const padded = randomFloats(pw * ph, 7);
     const srcPtr = ctx.memAlloc(pw * ph * 4);
     const dstPtr = ctx.memAlloc(w * h * 4);
     ctx.hostView(srcPtr, 'float32').set(padded);
@@ -121,29 +103,29 @@ describe('DMA errors', () => {
   const src = (): NDArray<'float32'> => new NDArray(ctx.memAlloc(16 * 4), 'float32', [16]);
 
   it('fail a region that reaches past the end of an array, naming the side, the index and the length', async () => {
-    const err = await failure(job.buildMap('dma_out_of_bounds', { global: [2], local: [2] }), src());
+    const err = await kernelFailure(job.buildMap('dma_out_of_bounds', { global: [2], local: [2] }), src());
     expect(err.kernelMessage).toBe('mu.dmaRead(): the src region reaches index 19, past the end of src (length 16)');
   });
 
   it('fail a DMA call whose arguments differ between the work-items of a group', async () => {
-    const err = await failure(job.buildMap('dma_mismatch', { global: [2], local: [2] }), src());
+    const err = await kernelFailure(job.buildMap('dma_mismatch', { global: [2], local: [2] }), src());
     expect(err.kernelMessage).toBe(
       'mu.dmaRead() call #1 of work-item 1 in work-group (0) does not match the same call of the work-item that issued it (mu.dmaRead() of extent [4] at dstOffset 0, srcOffset 0): DMA calls are collective, so every work-item of a group makes the same calls, in the same order, with the same arrays, offsets and extent',
     );
   });
 
   it('fail a group whose work-items made different numbers of DMA calls before a barrier', async () => {
-    const err = await failure(job.buildMap('dma_only_first', { global: [4], local: [4] }), src());
+    const err = await kernelFailure(job.buildMap('dma_only_first', { global: [4], local: [4] }), src());
     expect(err.kernelMessage).toBe('work-group (0) diverged at barrier #1: work-item 0 made 1 DMA calls in this group but work-item 1 made 0; DMA calls are collective, so every work-item makes the same ones in the same order');
   });
 
   it('fail a copy between arrays of different element types', async () => {
-    const err = await failure(job.buildMap('dma_wrong_type', { global: [1], local: [1] }), src());
+    const err = await kernelFailure(job.buildMap('dma_wrong_type', { global: [1], local: [1] }), src());
     expect(err.kernelMessage).toBe('mu.dmaRead(): dst is an Int32Array but src is a Float32Array; a DMA copies between arrays of one element type');
   });
 
   it('fail a DMA outside a group kernel', async () => {
-    const err = await failure(job.buildMap('dma_in_task', 16), src());
+    const err = await kernelFailure(job.buildMap('dma_in_task', 16), src());
     expect(err.kernelMessage).toBe('mu.dmaRead() works only in a kernel defined with defineGroupKernel');
   });
 

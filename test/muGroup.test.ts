@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createContext, KernelError, NDArray, OptionError, type Context, type Job, type KernelMap } from '../src/index.js';
+import { CommandBuffer, createContext, dispatch, Fence, KernelError, NDArray, OptionError, type Context, type Job, type KernelMap } from '../src/index.js';
 import { barrier, defineGroupKernel, getGlobalId, getGlobalSize, getGroupId, getLocalId, getLocalSize, getNumGroups, mu } from '../src/mu/index.js';
+import { kernelFailure, randomFloats } from './fixtures/testData.js';
 
 let ctx: Context;
 let job: Job;
@@ -15,19 +16,6 @@ afterAll(async () => {
   await ctx?.destroy();
 });
 
-/** Deterministic uniform floats in [-1, 1) (mulberry32). */
-function random(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((t ^ (t >>> 14)) >>> 0) / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 function float32Array(values: Float32Array, shape: number[]): NDArray<'float32'> {
   const ptr = ctx.memAlloc(values.length * 4);
@@ -35,18 +23,11 @@ function float32Array(values: Float32Array, shape: number[]): NDArray<'float32'>
   return new NDArray(ptr, 'float32', shape);
 }
 
-/** Runs a Map that is expected to fail and returns its KernelError. */
-async function failure(map: KernelMap, ...args: Parameters<KernelMap['execute']>): Promise<KernelError> {
-  await map.execute(...args);
-  const err = await map.synchronize().then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(KernelError);
-  return err as KernelError;
-}
 
 describe('work-group kernels with barriers and local memory', () => {
   it('reduce each work-group of 64 items by tree reduction, matching a sequential sum per group', async () => {
     const n = 4096, l = 64, groups = n / l;
-    const data = random(n, 1);
+    const data = randomFloats(n, 1, -1, 1);
     const src = float32Array(data, [n]);
     const sums = float32Array(new Float32Array(groups).fill(Number.NaN), [groups]);
     const map = job.buildMap('group_sum', { global: [n], local: [l] }).setBatchSize(3);
@@ -66,9 +47,30 @@ describe('work-group kernels with barriers and local memory', () => {
     ctx.memFree(sums.ptr);
   });
 
+  it('reduce 4096 values to one in two chained launches of a command buffer', async () => {
+    const n = 4096, l = 64;
+    const data = randomFloats(n, 7, -1, 1);
+    const src = float32Array(data, [n]);
+    const partial = float32Array(new Float32Array(l).fill(Number.NaN), [l]);
+    const total = float32Array(new Float32Array(1).fill(Number.NaN), [1]);
+    const out = new Float32Array(1);
+    const cb = new CommandBuffer(ctx, job)
+      .launch('group_sum', { global: [n], local: [l] }, src, partial) // 64 groups of 64 → 64 sums
+      .launch('group_sum', { global: [l], local: [l] }, partial, total) // one group → the total
+      .read(total.ptr, 0, out)
+      .finalize();
+    const fence = new Fence();
+    dispatch(cb, { fence });
+    await fence.wait();
+    // Reference: a float64 sequential sum; two float32 tree levels over values in [-1, 1): 1e-3 absolute.
+    const ref = data.reduce((a, v) => a + v, 0);
+    expect(Math.abs(out[0]! - ref)).toBeLessThan(1e-3);
+    for (const a of [src, partial, total]) ctx.memFree(a.ptr);
+  });
+
   it('multiply 24×40 by 40×16 matrices in 8×8 tiles, matching a plain triple loop', async () => {
     const m = 24, k = 40, n = 16;
-    const av = random(m * k, 2), bv = random(k * n, 3);
+    const av = randomFloats(m * k, 2, -1, 1), bv = randomFloats(k * n, 3, -1, 1);
     const a = float32Array(av, [m, k]);
     const b = float32Array(bv, [k, n]);
     const c = float32Array(new Float32Array(m * n), [m, n]);
@@ -178,40 +180,40 @@ describe('building Maps over ND-ranges', () => {
 
 describe('work-group kernel errors', () => {
   it('fail a kernel that calls mu.barrier() outside a group kernel', async () => {
-    const err = await failure(job.buildMap('barrier_in_task', 2));
+    const err = await kernelFailure(job.buildMap('barrier_in_task', 2));
     expect(err.kernelMessage).toBe('mu.barrier() works only in a kernel defined with defineGroupKernel, as `yield mu.barrier()`');
   });
 
   it('fail a work-item that calls mu.barrier() without yielding it', async () => {
-    const atReturn = await failure(job.buildMap('barrier_not_yielded', { global: [4], local: [2] }));
+    const atReturn = await kernelFailure(job.buildMap('barrier_not_yielded', { global: [4], local: [2] }));
     expect(atReturn.kernelMessage).toBe('work-item 0 of work-group (0) called mu.barrier() without yielding its value: write `yield mu.barrier()`, so that the work-item waits there for the rest of its group');
-    const atNext = await failure(job.buildMap('barrier_twice_unyielded', { global: [2, 2], local: [2, 2] }));
+    const atNext = await kernelFailure(job.buildMap('barrier_twice_unyielded', { global: [2, 2], local: [2, 2] }));
     expect(atNext.kernelMessage).toBe('work-item 0 of work-group (0, 0) called mu.barrier() without yielding its value: write `yield mu.barrier()`, so that the work-item waits there for the rest of its group');
   });
 
   it('fail a group whose work-items diverge, naming the group, the barrier and the counts', async () => {
-    const err = await failure(job.buildMap('diverge', { global: [12], local: [4] }).setBatchSize(1));
+    const err = await kernelFailure(job.buildMap('diverge', { global: [12], local: [4] }).setBatchSize(1));
     expect(err.taskIdx).toBe(1);
     expect(err.kernelMessage).toBe('work-group (1) diverged at barrier #2: of its 4 work-items, 2 wait at mu.barrier() and 2 returned; every work-item of a group must reach the same sequence of `yield mu.barrier()` and `yield mu.dmaWait(...)` (uniform control flow)');
   });
 
   it('fail a group whose work-items wait at different kinds of sync point', async () => {
-    const err = await failure(job.buildMap('diverge_kinds', { global: [4], local: [4] }));
+    const err = await kernelFailure(job.buildMap('diverge_kinds', { global: [4], local: [4] }));
     expect(err.kernelMessage).toBe('work-group (0) diverged at barrier #1: of its 4 work-items, 2 wait at mu.barrier() and 2 wait at mu.dmaWait(); every work-item of a group must reach the same sequence of `yield mu.barrier()` and `yield mu.dmaWait(...)` (uniform control flow)');
   });
 
   it('fail a work-item that yields something other than a sync point', async () => {
-    const err = await failure(job.buildMap('yield_number', { global: [2], local: [2] }));
+    const err = await kernelFailure(job.buildMap('yield_number', { global: [2], local: [2] }));
     expect(err.kernelMessage).toBe('work-item 0 of work-group (0) yielded 5: a group kernel yields only the value of a fresh mu.barrier() or mu.dmaWait(...) call, as `yield mu.barrier()`');
   });
 
   it('fail ids asked for outside a group kernel', async () => {
-    const err = await failure(job.buildMap('ids_in_task', 1));
+    const err = await kernelFailure(job.buildMap('ids_in_task', 1));
     expect(err.kernelMessage).toBe('mu.getLocalId() works only in a kernel defined with defineGroupKernel');
   });
 
   it('leave the core usable for group kernels after a failure', async () => {
-    await failure(job.buildMap('diverge', { global: [8], local: [4] }));
+    await kernelFailure(job.buildMap('diverge', { global: [8], local: [4] }));
     const out = ctx.memAlloc(2 * 20 * 4);
     const map = job.buildMap('record_ids', { global: [2], local: [2] });
     await map.execute(out);

@@ -55,11 +55,6 @@ export class CommandBuffer {
   readonly #ctx: Context;
   readonly #job: Job | undefined;
   #commands: Command[] = [];
-  /**
-   * One Map per kernel and range, shared by the launches that name them: cores keep a Map's bound
-   * arguments between launches, so a buffer launching one kernel many times binds it once.
-   */
-  #maps = new Map<string, KernelMap>();
   #state: CommandBufferState = 'recording';
   /** Computed by finalize(): for each command, the earlier ones it waits for. */
   #dependencies: readonly (readonly number[])[] = [];
@@ -147,9 +142,7 @@ export class CommandBuffer {
     this.#recording('launch');
     if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
     const { global, local, taskCount } = checkNDRange(range, 'launch', MaxTaskCount);
-    const key = `${kernel}/${global.join('x')}/${local.join('x')}`;
-    const map = this.#maps.get(key) ?? this.#job.buildMap(kernel, { global, local });
-    this.#maps.set(key, map);
+    const map = launchMap(this.#job, kernel, global, local);
     return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
   }
 
@@ -175,7 +168,6 @@ export class CommandBuffer {
   reset(): this {
     if (this.#state === 'dispatched') throw new StateError('reset: this command buffer is dispatched and has not completed; wait on its fence first');
     this.#commands = [];
-    this.#maps.clear();
     this.#dependencies = [];
     this.#state = 'recording';
     return this;
@@ -210,6 +202,26 @@ export class CommandBuffer {
     this.#commands.push(command);
     return this;
   }
+}
+
+/**
+ * Command-buffer launches of one Job share a Map per kernel and range (command buffers launch
+ * outside a Map's stream and lifecycle, so sharing is safe): cores keep a Map's bound arguments
+ * between launches, so many buffers launching one kernel bind it once instead of once each. The
+ * most recently used LAUNCH_MAPS Maps per Job are kept.
+ */
+const LAUNCH_MAPS = 256;
+const launchMaps = new WeakMap<Job, Map<string, KernelMap>>();
+
+function launchMap(job: Job, kernel: string, global: readonly number[], local: readonly number[]): KernelMap {
+  let maps = launchMaps.get(job);
+  if (maps === undefined) launchMaps.set(job, (maps = new Map()));
+  const key = `${kernel}/${global.join('x')}/${local.join('x')}`;
+  const map = maps.get(key) ?? job.buildMap(kernel, { global, local });
+  maps.delete(key);
+  maps.set(key, map);
+  if (maps.size > LAUNCH_MAPS) maps.delete(maps.keys().next().value!);
+  return map;
 }
 
 function hostBytes(op: string, x: ArrayBufferView): Uint8Array {

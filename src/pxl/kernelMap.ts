@@ -1,4 +1,4 @@
-import type { Backend, KernelInfo, LaunchArg, LaunchHandle } from '../backends/backend.js';
+import type { Backend, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest } from '../backends/backend.js';
 import { OptionError, PxlError, StateError } from '../core/errors.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
@@ -228,19 +228,7 @@ export class KernelMap {
       step('Request');
       const launchId = nextLaunchId++;
       run.trace?.launched(launchId, this.taskCount, this.#batchSize);
-      this.#handle = await this.#site.backend.launch({
-        launchId,
-        module: this.#module,
-        kernel: this.#kernel,
-        kernelName: this.kernelName,
-        mapId: this.#id,
-        mapToken: this.#token,
-        taskCount: this.taskCount,
-        batchSize: this.#batchSize,
-        args: run.args,
-        cores: plan.cores,
-        onMessage: (m) => this.#onMessage?.(m),
-      });
+      this.#handle = await this.#site.backend.launch(this.#request(launchId, run.args, plan));
       if (run.cancelled) this.#handle.cancel();
       step('Waiting');
       const outcome = await this.#handle.done;
@@ -278,10 +266,12 @@ export class KernelMap {
    */
   async launchNow(args: readonly KernelArg[], after?: LaunchHandle): Promise<LaunchHandle> {
     this.#site.alive();
-    const launchArgs = this.#launchArgs(args);
-    const plan = this.#plan();
-    return this.#site.backend.launch({
-      launchId: nextLaunchId++,
+    return this.#site.backend.launch(this.#request(nextLaunchId++, this.#launchArgs(args), this.#plan(), after));
+  }
+
+  #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle): LaunchRequest {
+    return {
+      launchId,
       module: this.#module,
       kernel: this.#kernel,
       kernelName: this.kernelName,
@@ -289,11 +279,11 @@ export class KernelMap {
       mapToken: this.#token,
       taskCount: this.taskCount,
       batchSize: this.#batchSize,
-      args: launchArgs,
+      args,
       cores: plan.cores,
       onMessage: (m) => this.#onMessage?.(m),
       ...(after === undefined ? {} : { after }),
-    });
+    };
   }
 
   /**
