@@ -6,7 +6,7 @@ import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
-import { commandDependencies } from './commandOrder.js';
+import { commandGraph, type CommandGraph } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
 
 /** A host callback run as a command: it may return a promise, which the buffer awaits. */
@@ -56,8 +56,8 @@ export class CommandBuffer {
   readonly #job: Job | undefined;
   #commands: Command[] = [];
   #state: CommandBufferState = 'recording';
-  /** Computed by finalize(): for each command, the earlier ones it waits for. */
-  #dependencies: readonly (readonly number[])[] = [];
+  /** Computed by finalize(): which commands wait for which. */
+  #graph: CommandGraph = EMPTY_GRAPH;
 
   /** `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only. */
   constructor(context: Context, job?: Job) {
@@ -156,7 +156,7 @@ export class CommandBuffer {
   /** Ends recording so the buffer can be dispatched. A second call is harmless. */
   finalize(): this {
     if (this.#state !== 'recording') return this;
-    this.#dependencies = commandDependencies(this.#commands);
+    this.#graph = commandGraph(this.#commands);
     this.#state = 'finalized';
     return this;
   }
@@ -168,7 +168,7 @@ export class CommandBuffer {
   reset(): this {
     if (this.#state === 'dispatched') throw new StateError('reset: this command buffer is dispatched and has not completed; wait on its fence first');
     this.#commands = [];
-    this.#dependencies = [];
+    this.#graph = EMPTY_GRAPH;
     this.#state = 'recording';
     return this;
   }
@@ -191,7 +191,7 @@ export class CommandBuffer {
    * failure; those that depend on it do not run).
    */
   run(): Promise<CommandFailure | undefined> {
-    return runCommands(this.#ctx, this.#commands, this.#dependencies);
+    return runCommands(this.#ctx, this.#commands, this.#graph);
   }
 
   #recording(op: string): void {
@@ -203,6 +203,8 @@ export class CommandBuffer {
     return this;
   }
 }
+
+const EMPTY_GRAPH: CommandGraph = { before: [], after: [] };
 
 /**
  * Command-buffer launches of one Job share a Map per kernel and range (command buffers launch

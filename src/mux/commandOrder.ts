@@ -29,6 +29,24 @@ interface Live extends Touch {
   readonly command: number;
 }
 
+/** A buffer's dependency graph, both ways. */
+export interface CommandGraph {
+  /** For each command, the earlier commands it waits for (ascending, no duplicates). */
+  readonly before: readonly (readonly number[])[];
+  /** For each command, the later commands that wait for it (ascending). */
+  readonly after: readonly (readonly number[])[];
+}
+
+/** The dependency graph of a buffer's commands; computed once, when the buffer is finalized. */
+export function commandGraph(commands: readonly Command[]): CommandGraph {
+  const before = commandDependencies(commands);
+  const after: number[][] = commands.map(() => []);
+  before.forEach((list, i) => {
+    for (const b of list) after[b]!.push(i);
+  });
+  return { before, after };
+}
+
 /** For each command, the indices of earlier commands it must wait for (ascending, no duplicates). */
 export function commandDependencies(commands: readonly Command[]): readonly (readonly number[])[] {
   const live = new Map<object, Live[]>();

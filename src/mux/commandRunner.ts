@@ -2,6 +2,7 @@ import type { LaunchHandle } from '../backends/backend.js';
 import { StateError } from '../core/errors.js';
 import type { Context } from '../pxl/context.js';
 import type { Command } from './commandBuffer.js';
+import type { CommandGraph } from './commandOrder.js';
 
 /** The first command that failed (by index), and why; the commands that depend on it did not run. */
 export interface CommandFailure {
@@ -22,14 +23,11 @@ type Progress = 'waiting' | 'running' | 'done';
  * After a failure no further command starts; the ones running finish. Resolves (never rejects)
  * once nothing runs, with the failure of the lowest-indexed command that failed, if any.
  */
-export function runCommands(ctx: Context, commands: readonly Command[], dependencies: readonly (readonly number[])[]): Promise<CommandFailure | undefined> {
+export function runCommands(ctx: Context, commands: readonly Command[], graph: CommandGraph): Promise<CommandFailure | undefined> {
   const n = commands.length;
+  const { before: dependencies, after: dependents } = graph;
   const progress: Progress[] = new Array<Progress>(n).fill('waiting');
   const handles: (LaunchHandle | undefined)[] = new Array<LaunchHandle | undefined>(n);
-  const dependents: number[][] = Array.from({ length: n }, () => []);
-  dependencies.forEach((before, i) => {
-    for (const b of before) dependents[b]!.push(i);
-  });
   let running = 0;
   let failure: CommandFailure | undefined;
   /** Whether `failure` is only a launch that did not run because the one it followed failed. */
