@@ -144,6 +144,25 @@ describe('CommandBuffer ordering on the cores', () => {
     expect([...ctx.hostView(data, 'int32')]).toEqual(new Array(16).fill(0));
   });
 
+  it('draws its launches on its own track of an execution trace, with their batches on the cores', async () => {
+    const data = ctx.memAlloc(64 * 4);
+    const cb = new CommandBuffer(ctx, job).launch('order_add_one', { global: [64] }, data).launch('order_add_one', { global: [64] }, data).finalize();
+    ctx.startTrace();
+    await run(cb);
+    const trace = ctx.stopTrace();
+    const track = trace.traceEvents.find((e) => e.ph === 'M' && e.name === 'thread_name' && String(e.args?.name).startsWith('command buffer '));
+    expect(track).toBeDefined();
+    const launches = trace.traceEvents.filter((e) => e.ph === 'b' && e.cat === 'execute' && e.tid === track!.tid && e.name === 'order_add_one');
+    expect(launches).toHaveLength(2);
+    const ends = trace.traceEvents.filter((e) => e.ph === 'e' && e.cat === 'execute' && e.tid === track!.tid && e.name === 'order_add_one');
+    expect(ends.map((e) => e.args?.outcome)).toEqual(['Idle', 'Idle']);
+    const executes = new Set(launches.map((e) => e.args?.execute));
+    const batches = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat === 'batch' && executes.has(e.args?.execute));
+    // 64 tasks in batches of 16, twice.
+    expect(batches).toHaveLength(8);
+    ctx.memFree(data);
+  });
+
   it('gives the same memory as running the commands one by one, for any sequence', async () => {
     const WORDS = 8;
     const slot = fc.integer({ min: 0, max: 2 });

@@ -6,6 +6,8 @@ import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
+import { newTrackId } from '../pxl/stream.js';
+import type { TraceTrack } from '../pxl/trace.js';
 import { commandGraph, type CommandGraph } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
 
@@ -58,11 +60,15 @@ export class CommandBuffer {
   #state: CommandBufferState = 'recording';
   /** Computed by finalize(): which commands wait for which. */
   #graph: CommandGraph = EMPTY_GRAPH;
+  /** Where execution traces draw this buffer's launches. */
+  readonly #track: TraceTrack;
 
   /** `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only. */
   constructor(context: Context, job?: Job) {
     this.#ctx = context;
     this.#job = job;
+    const id = newTrackId();
+    this.#track = { id, label: `command buffer ${id}` };
   }
 
   get state(): CommandBufferState {
@@ -191,7 +197,7 @@ export class CommandBuffer {
    * failure; those that depend on it do not run).
    */
   run(): Promise<CommandFailure | undefined> {
-    return runCommands(this.#ctx, this.#commands, this.#graph);
+    return runCommands(this.#ctx, this.#commands, this.#graph, this.#track);
   }
 
   #recording(op: string): void {

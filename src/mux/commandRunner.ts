@@ -1,6 +1,7 @@
 import type { LaunchHandle } from '../backends/backend.js';
 import { StateError } from '../core/errors.js';
 import type { Context } from '../pxl/context.js';
+import type { TraceTrack } from '../pxl/trace.js';
 import type { Command } from './commandBuffer.js';
 import type { CommandGraph } from './commandOrder.js';
 
@@ -23,7 +24,7 @@ type Progress = 'waiting' | 'running' | 'done';
  * After a failure no further command starts; the ones running finish. Resolves (never rejects)
  * once nothing runs, with the failure of the lowest-indexed command that failed, if any.
  */
-export function runCommands(ctx: Context, commands: readonly Command[], graph: CommandGraph): Promise<CommandFailure | undefined> {
+export function runCommands(ctx: Context, commands: readonly Command[], graph: CommandGraph, track: TraceTrack): Promise<CommandFailure | undefined> {
   const n = commands.length;
   const { before: dependencies, after: dependents } = graph;
   const progress: Progress[] = new Array<Progress>(n).fill('waiting');
@@ -80,7 +81,7 @@ export function runCommands(ctx: Context, commands: readonly Command[], graph: C
     const execute = async (i: number, after: LaunchHandle | undefined): Promise<void> => {
       const c = commands[i]!;
       if (c.kind !== 'launch') return runMemoryCommand(ctx, c);
-      const handle = await c.map.launchNow(c.args, after);
+      const handle = await c.map.launchNow(c.args, after, track);
       handles[i] = handle;
       for (const d of dependents[i]!) tryStart(d);
       const outcome = await handle.done;

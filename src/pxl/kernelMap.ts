@@ -7,7 +7,7 @@ import { toLaunchArgs, type KernelArg } from './arguments.js';
 import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
 import type { Stream } from './stream.js';
-import type { TracedExecute, Tracer } from './trace.js';
+import type { TracedExecute, Tracer, TraceTrack } from './trace.js';
 
 /** @internal What a Map needs from its Job. */
 export interface MapSite {
@@ -264,9 +264,19 @@ export class KernelMap {
    * without a host round trip where it can, and does not run it if `after` failed.
    * @throws (rejects) ArgumentError for arguments the kernel cannot take.
    */
-  async launchNow(args: readonly KernelArg[], after?: LaunchHandle): Promise<LaunchHandle> {
+  async launchNow(args: readonly KernelArg[], after: LaunchHandle | undefined, track: TraceTrack): Promise<LaunchHandle> {
     this.#site.alive();
-    return this.#site.backend.launch(this.#request(nextLaunchId++, this.#launchArgs(args), this.#plan(), after));
+    const launchArgs = this.#launchArgs(args);
+    const trace = this.#site.tracer()?.execute(this.kernelName, track.id, track.label);
+    trace?.state('Request');
+    const launchId = nextLaunchId++;
+    trace?.launched(launchId, this.taskCount, this.#batchSize);
+    const handle = await this.#site.backend.launch(this.#request(launchId, launchArgs, this.#plan(), after));
+    if (trace !== undefined) {
+      trace.state('Waiting');
+      void handle.done.then((o) => trace.end(o.kind === 'completed' ? 'Idle' : o.kind === 'failed' ? 'Fail' : 'Cancelled'));
+    }
+    return handle;
   }
 
   #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle): LaunchRequest {

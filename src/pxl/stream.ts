@@ -12,12 +12,20 @@ export type StreamOp = () => Promise<void>;
  * operations (waiting or running); `enqueue` resolves `false` only if the stream is destroyed
  * while the caller waits for room.
  */
-let nextStreamId = 1;
+let nextTrackId = 1;
+
+/**
+ * @internal A fresh track id for execution traces: streams and command buffers draw from one
+ * sequence, so their tracks never collide.
+ */
+export function newTrackId(): number {
+  return nextTrackId++;
+}
 
 export class Stream {
   readonly limit: number;
   /** Unique per process; the stream's track in execution traces. */
-  readonly id = nextStreamId++;
+  readonly id = newTrackId();
   /** What traces call this stream. */
   readonly label: string;
   /** @internal */ readonly owner: object;

@@ -43,6 +43,12 @@ interface LaunchInfo {
   readonly batchSize: number;
 }
 
+/** @internal Where a trace draws an execute's lifecycle: a stream's or a command buffer's track. */
+export interface TraceTrack {
+  readonly id: number;
+  readonly label: string;
+}
+
 /** The lifecycle of one execute as a trace sees it. */
 export interface TracedExecute {
   /** Records a transition to `state` now. */
