@@ -148,5 +148,3 @@ export const FAILED_CORE_DIED = 2;
 
 /** Longest a core sleeps at once while it waits for a predecessor launch (ms); see the ordering hazard above. */
 export const AFTER_WAIT_MS = 1;
-/** Polls of a predecessor's REMAINING before a core sleeps on it (a few microseconds). */
-export const AFTER_SPINS = 2000;
