@@ -18,6 +18,8 @@ export type { ResultWriter } from './resultWriter.js';
 export { maxSubsetElements, offsetData, offsetDataFrom, subset } from './offsetData.js';
 export type { ChannelArray, ChannelCtor, ChannelsOf, OffsetData } from './offsetData.js';
 export type { BlockOp, BufferSlot } from './blockOp.js';
+export { DeviceStorage } from './deviceStorage.js';
+export type { DeviceMemory, DeviceStorageSpec } from './deviceStorage.js';
 export { runBlockPipeline } from './blockPipeline.js';
 export { MultiDeviceBlockOp } from './multiDeviceBlockOp.js';
 export type { DeviceSlot, MultiDeviceStorage } from './multiDeviceBlockOp.js';

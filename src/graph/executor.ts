@@ -183,11 +183,7 @@ export class Executor {
     this.#settle(node, undefined);
     if (node.failedParts.length > 0) {
       this.#horizonFailures.set(node.task.id, node.failedParts);
-      for (const { node: d, data, parts } of node.dependents) {
-        if (!data || d.state !== 'waiting') continue;
-        const failure = this.#failureThrough(d, node.task.id, parts);
-        if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
-      }
+      this.#failReaders(node);
     }
     this.#release(node);
     this.#afterChange();
@@ -207,15 +203,22 @@ export class Executor {
     this.#failed.set(node.task.id, error);
     if (root) this.#unreported.push(error);
     this.#settle(node, error);
-    for (const { node: d, data, parts } of node.dependents) {
-      if (!data || d.state !== 'waiting') continue;
-      // A horizon records the parts (and goes on waiting); any other reader fails.
-      const failure = this.#failureThrough(d, node.task.id, parts);
-      if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
-    }
+    this.#failReaders(node);
     // Tasks that only had to wait (anti and output dependencies) may go: the failed task touches nothing any more.
     this.#release(node);
     this.#afterChange();
+  }
+
+  /**
+   * Fails the waiting tasks that read data `node` failed to produce: its own failure, or the parts
+   * a horizon recorded. A horizon records the parts (and goes on waiting); any other reader fails.
+   */
+  #failReaders(node: Node): void {
+    for (const { node: d, data, parts } of node.dependents) {
+      if (!data || d.state !== 'waiting') continue;
+      const failure = this.#failureThrough(d, node.task.id, parts);
+      if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
+    }
   }
 
   /** The failure of a task that cannot run because of the failure `root`: it names it and has it as its cause. */

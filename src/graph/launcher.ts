@@ -156,16 +156,7 @@ export class Launcher {
   }
 
   async #makeTable(chunks: readonly Chunk[]): Promise<NDArray<'int32'>> {
-    const rows = new Int32Array(chunks.length * CHUNK_ROW);
-    chunks.forEach((c, t) => {
-      const at = t * CHUNK_ROW;
-      rows[at] = c.offset.length;
-      for (let d = 0; d < 3; d++) {
-        rows[at + 1 + d] = c.offset[d] ?? 0;
-        rows[at + 4 + d] = c.range[d] ?? 1;
-        rows[at + 7 + d] = c.globalSize[d] ?? 1;
-      }
-    });
+    const rows = this.#fillChunks(chunks, CHUNK_ROW);
     const ptr = this.#ctx.memAlloc(rows.byteLength);
     this.#tablePtrs.push(ptr);
     await this.#ctx.copyToDevice(ptr, rows);

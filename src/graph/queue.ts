@@ -7,7 +7,7 @@ import { contains, regionOf, type Region } from '../core/region.js';
 import type { Subrange } from '../core/subrange.js';
 import { checkInteger, describe } from '../core/validate.js';
 import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
-import type { Context } from '../pxl/context.js';
+import { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
 import { NDArray } from '../pxl/ndarray.js';
@@ -47,6 +47,29 @@ export interface QueueOptions {
   debugBounds?: boolean;
   /** Tasks between horizons, which keep the graph's tracking state bounded, in [1, 2^30]. Default 32. */
   horizonStep?: number;
+}
+
+/*
+ * `ctx.createQueue()`. The graph layer sits above pxl, so pxl's Context cannot import Queue (not even
+ * its type). Instead this module, which graph/ owns, adds the method to Context: the `declare module`
+ * block merges it into Context's type wherever this module is part of the program, and the
+ * definition below puts it on Context.prototype when this module loads. src/index.ts exports Queue
+ * from here, so everyone who imports the package has both; a module that imports pxl/context.js
+ * directly and wants `createQueue` imports this module too (a type-only import gives the type
+ * without the method).
+ */
+declare module '../pxl/context.js' {
+  interface Context {
+    /**
+     * Creates a task queue: buffers, and tasks whose dependencies pxl finds from the regions their
+     * range mappers touch (see docs/task-graph.md). Without `options.job` the queue makes a Job of
+     * every free Sub and destroys it with the queue.
+     * @throws OptionError for an invalid option; NoSubAvailableError when no Sub is free for the
+     *   queue's Job; UnsupportedError on a backend other than cpu; StateError once destroyed.
+     * @example const q = ctx.createQueue({ chunks: 4 });
+     */
+    createQueue(options?: QueueOptions): Queue;
+  }
 }
 
 /** Options of `Queue.buffer`. */
@@ -371,3 +394,13 @@ function debugAccessors(task: TaskRecord, args: readonly unknown[], accessors: r
   });
   return out;
 }
+
+// Non-enumerable, as a method declared in the class body would be. The Queue constructor's first
+// call, `ctx.getAttribute`, throws the StateError of a destroyed Context before anything else.
+Object.defineProperty(Context.prototype, 'createQueue', {
+  value: function createQueue(this: Context, options?: QueueOptions): Queue {
+    return new Queue(this, options);
+  },
+  writable: true,
+  configurable: true,
+});

@@ -7,6 +7,7 @@
  * the same results bit for bit, at about 1.8 times the speed per core. Other exponents, and any
  * block the wasm memory cap refuses, use integrateRow.
  */
+import type { TriangleSkipMode } from '../blocks/index.js';
 import { defineKernel, type NDView } from '../mu/index.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import type { PcfData } from './pcfSet.js';
@@ -25,6 +26,13 @@ export interface BlockParams {
 
 /** Skip rules by their code in {@link BlockParams.skip}. */
 export const SKIP_RULES: readonly SkipRule[] = ['none', 'skipDiagAndAbove', 'skipAbove'];
+
+/** The code of each triangle skip mode in {@link BlockParams.skip} (the GPU kernels use the same codes). */
+export const SKIP_CODE: Readonly<Record<TriangleSkipMode, number>> = {
+  none: SKIP_RULES.indexOf('none'),
+  lowerTriangleSkipDiag: SKIP_RULES.indexOf('skipDiagAndAbove'),
+  lowerTriangle: SKIP_RULES.indexOf('skipAbove'),
+};
 
 // This core's wasm row kernels (each core imports its own copy of this module), created on first
 // use, and the binding whose columns are loaded in it. Bindings can alternate on a core (two Maps

@@ -1,11 +1,11 @@
-import { maxOutputElementsFor, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type TriangleSkipMode } from '../blocks/index.js';
+import { DeviceStorage, maxOutputElementsFor, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
-import { SKIP_RULES } from './blockKernels.js';
+import { SKIP_CODE } from './blockKernels.js';
 import type { PcfOp } from './integrate.js';
 import { MAX_MULTIPLY_P } from './integrate.js';
 import { FLOAT32_MAX } from './pcf.js';
@@ -54,18 +54,8 @@ export function gpuOutputBudget(availableBytes: number): number {
   return Math.max(1, Math.min(MaxTaskCount, maxOutputElementsFor(availableBytes, 4)));
 }
 
-interface Storage {
-  readonly job: Job;
-  readonly maps: Map<number, KernelMap>;
-  readonly out: [DevicePtr, DevicePtr];
-  readonly host: [Float32Array, Float32Array];
-}
-
-const SKIP_CODE: Record<TriangleSkipMode, number> = {
-  none: SKIP_RULES.indexOf('none'),
-  lowerTriangleSkipDiag: SKIP_RULES.indexOf('skipDiagAndAbove'),
-  lowerTriangle: SKIP_RULES.indexOf('skipAbove'),
-};
+/** Per device Job: two output buffers in GPU memory, the host arrays they are read back into, and the Maps by pair count. */
+type Storage = DeviceStorage<DevicePtr, Float32Array, KernelMap>;
 
 /** The kernel specialised for an operation, chosen as integrateRow chooses its pair kernel. */
 export function gpuKernelFor(op: PcfOp): { kernel: `pcf_block_${GpuIntegrand}`; p: number } {
@@ -95,22 +85,22 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
     const elements = Math.max(1, scheduler.maxBlockElements);
-    const out: [DevicePtr, DevicePtr] = [this.#ctx.memAlloc(elements * 4), this.#ctx.memAlloc(elements * 4)];
-    return { job: this.#jobs[device]!, maps: new Map(), out, host: [new Float32Array(elements), new Float32Array(elements)] };
+    const job = this.#jobs[device]!;
+    return DeviceStorage.allocate(this.#ctx, {
+      bytes: elements * 4,
+      host: () => new Float32Array(elements),
+      // Batches of 1: every pair is one invocation, so the GPU sees as many threads as pairs.
+      build: (pairs) => job.buildMap(this.#kernel.kernel, pairs).setBatchSize(1),
+    });
   }
 
   outputBuffer(storage: Storage, slot: BufferSlot): Float32Array {
-    return storage.host[slot];
+    return storage.outputBuffer(slot);
   }
 
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
     const pairs = block.rowCount * block.colCount;
-    let map = storage.maps.get(pairs);
-    if (map === undefined) {
-      // Batches of 1: every pair is one invocation, so the GPU sees as many threads as pairs.
-      map = storage.job.buildMap(this.#kernel.kernel, pairs).setBatchSize(1);
-      storage.maps.set(pairs, map);
-    }
+    const map = storage.launch(pairs);
     const params: GpuBlockParams = { rowFirst: block.rowFirst, colFirst: block.colFirst, colCount: block.colCount, p: this.#kernel.p, skip: this.#skip, upper: FLOAT32_MAX };
     const r = this.#rows;
     const c = this.#cols;
@@ -121,6 +111,6 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
   }
 
   disposeStorage(storage: Storage): void {
-    for (const ptr of storage.out) this.#ctx.memFree(ptr);
+    storage.dispose();
   }
 }

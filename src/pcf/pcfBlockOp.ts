@@ -1,11 +1,11 @@
-import type { BlockInfo, BlockOp, BlockScheduler, BufferSlot, FloatArray, FloatDType, TriangleSkipMode } from '../blocks/index.js';
+import { DeviceStorage, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type FloatArray, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { LocalityMode } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
-import { SKIP_RULES, type BlockParams } from './blockKernels.js';
+import { SKIP_CODE, type BlockParams } from './blockKernels.js';
 import type { PcfOp } from './integrate.js';
 import { integrationLimit } from './pcf.js';
 import type { PcfSet } from './pcfSet.js';
@@ -35,18 +35,8 @@ export async function uploadPcfSet(ctx: Context, set: PcfSet): Promise<DevicePcf
   };
 }
 
-interface Storage {
-  readonly job: Job;
-  readonly maps: Map<number, KernelMap>;
-  readonly out: [DevicePtr, DevicePtr];
-  readonly views: [FloatArray, FloatArray];
-}
-
-const SKIP_CODE: Record<TriangleSkipMode, number> = {
-  none: SKIP_RULES.indexOf('none'),
-  lowerTriangleSkipDiag: SKIP_RULES.indexOf('skipDiagAndAbove'),
-  lowerTriangle: SKIP_RULES.indexOf('skipAbove'),
-};
+/** Per device Job: two output buffers in device memory, the host's views of them, and the Maps by block row count. */
+type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
 
 /**
  * The PCF BlockOp on pxl's CPU cores: each device is a Job; a block is one Map launch of
@@ -77,22 +67,20 @@ export class PcfBlockOp implements BlockOp<Storage> {
   }
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
-    const bytes = Math.max(1, scheduler.maxBlockElements) * (this.#dtype === 'float32' ? 4 : 8);
-    const out: [DevicePtr, DevicePtr] = [this.#ctx.memAlloc(bytes), this.#ctx.memAlloc(bytes)];
-    const views: [FloatArray, FloatArray] = [this.#ctx.hostView(out[0], this.#dtype), this.#ctx.hostView(out[1], this.#dtype)];
-    return { job: this.#jobs[device]!, maps: new Map(), out, views };
+    const job = this.#jobs[device]!;
+    return DeviceStorage.allocate(this.#ctx, {
+      bytes: Math.max(1, scheduler.maxBlockElements) * (this.#dtype === 'float32' ? 4 : 8),
+      host: (ptr) => this.#ctx.hostView(ptr, this.#dtype),
+      build: (rows) => job.buildMap('pcf_block', rows).setBatchSize(1).setLocalityMode(LocalityMode.SpreadMode),
+    });
   }
 
   outputBuffer(storage: Storage, slot: BufferSlot): FloatArray {
-    return storage.views[slot];
+    return storage.outputBuffer(slot);
   }
 
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
-    let map = storage.maps.get(block.rowCount);
-    if (map === undefined) {
-      map = storage.job.buildMap('pcf_block', block.rowCount).setBatchSize(1).setLocalityMode(LocalityMode.SpreadMode);
-      storage.maps.set(block.rowCount, map);
-    }
+    const map = storage.launch(block.rowCount);
     const params: BlockParams = {
       rowFirst: block.rowFirst,
       colFirst: block.colFirst,
@@ -102,7 +90,7 @@ export class PcfBlockOp implements BlockOp<Storage> {
       skip: SKIP_CODE[this.#skip],
       upper: this.#upper,
     };
-    const out = new NDArray(storage.out[slot], this.#dtype, [storage.views[slot].length]);
+    const out = new NDArray(storage.out[slot], this.#dtype, [storage.host[slot].length]);
     const r = this.#rows;
     const c = this.#cols;
     await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
@@ -110,6 +98,6 @@ export class PcfBlockOp implements BlockOp<Storage> {
   }
 
   disposeStorage(storage: Storage): void {
-    for (const ptr of storage.out) this.#ctx.memFree(ptr);
+    storage.dispose();
   }
 }
