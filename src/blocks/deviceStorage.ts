@@ -57,11 +57,20 @@ export class DeviceStorage<Ptr, Host extends FloatArray, Launch> {
 
   /**
    * Allocates the two result buffers of `spec.bytes` each in `memory`, then their host arrays.
+   * On failure, what was allocated is freed again.
    * @throws whatever `memory.memAlloc` or `spec.host` throws (out of memory, say).
    */
   static allocate<Ptr, Host extends FloatArray, Launch>(memory: DeviceMemory<Ptr>, spec: DeviceStorageSpec<Ptr, Host, Launch>): DeviceStorage<Ptr, Host, Launch> {
-    const out: [Ptr, Ptr] = [memory.memAlloc(spec.bytes), memory.memAlloc(spec.bytes)];
-    return new DeviceStorage(memory, out, [spec.host(out[0]), spec.host(out[1])], spec.build);
+    const out: Ptr[] = [];
+    try {
+      out.push(memory.memAlloc(spec.bytes));
+      out.push(memory.memAlloc(spec.bytes));
+      const [a, b] = out as [Ptr, Ptr];
+      return new DeviceStorage(memory, [a, b], [spec.host(a), spec.host(b)], spec.build);
+    } catch (err) {
+      for (const ptr of out) memory.memFree(ptr);
+      throw err;
+    }
   }
 
   /** The host array of `slot`'s result buffer (what `BlockOp.outputBuffer` returns). */
