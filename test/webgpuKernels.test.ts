@@ -450,14 +450,16 @@ describe.runIf(gpu.run)('what a launch moves between host and GPU', () => {
 
 describe.runIf(gpu.run)('work-group kernels on the webgpu backend', () => {
   const groupKernels = new URL('./fixtures/wgslGroupKernels.ts', import.meta.url);
-  const message = "kernel 'group_fill' is a work-group kernel (defineGroupKernel); work-group kernels run on CPU cores only for now: run it on a Context created with backend: 'cpu'";
+  const message =
+    "kernel 'group_fill' is a work-group kernel (defineGroupKernel) without a WGSL body, so the webgpu backend cannot run it: give its defineGroupKernel a wgsl: { params, body, local? } (see GroupKernelSpec in pxl/mu), or run it on a Context created with backend: 'cpu'";
 
-  it('loads the module but refuses to launch a group kernel, with UnsupportedError', async () => {
+  it('loads the module but refuses to launch a group kernel without a WGSL body, with UnsupportedError', async () => {
     const backend = await WebGpuBackend.create({ maxBatches: MaxTaskCount });
     try {
       const info = await backend.loadModule(groupKernels.href);
       expect(info.kernels).toEqual([
         { name: 'group_fill', form: 'group' },
+        { name: 'group_fill_wgsl', form: 'group' },
         { name: 'plain_fill', form: 'task' },
       ]);
       const out = backend.allocate(16);
@@ -469,7 +471,7 @@ describe.runIf(gpu.run)('work-group kernels on the webgpu backend', () => {
     }
   });
 
-  it('refuses it through a Map with that message, and the module\'s other kernels still run', async () => {
+  it('refuses it through a Map with that message, and the module\'s other kernels, group kernels with WGSL included, still run', async () => {
     const ctx = await createContext({ backend: 'webgpu' });
     try {
       const job = ctx.createJob();
@@ -487,6 +489,10 @@ describe.runIf(gpu.run)('work-group kernels on the webgpu backend', () => {
       await plain.execute(out);
       await plain.synchronize();
       expect(Array.from(await readU32(ctx, out, 4))).toEqual([7, 7, 7, 7]);
+      const group = job.buildMap('group_fill_wgsl', { global: [4], local: [2] });
+      await group.execute(new NDArray(out, 'uint32', [4]));
+      await group.synchronize();
+      expect(Array.from(await readU32(ctx, out, 4))).toEqual([1, 1, 1, 1]);
     } finally {
       await ctx.destroy();
     }

@@ -184,40 +184,69 @@ function wgslOnly(): never {
 }
 
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9_]*$/;
-const RESERVED = new Set(['task_idx', 'task_count']);
+const RESERVED = ['task_idx', 'task_count'];
 const SCALARS = new Set<string>(['f32', 'i32', 'u32', 'bool']);
 const STORAGE = new Set<string>(['f32', 'i32', 'u32'].flatMap((t) => [`array<${t}>`, `array<${t}, read_write>`]).concat(['array<atomic<i32>, read_write>', 'array<atomic<u32>, read_write>']));
 
-function checkName(name: string, what: string): void {
-  if (!IDENTIFIER.test(name) || name.startsWith('pxl_') || RESERVED.has(name)) {
-    throw new TypeError(`defineKernel: wgsl ${what} '${name}' must be a WGSL identifier (a letter, then letters, digits or _) that does not start with 'pxl_' and is not task_idx or task_count`);
+/**
+ * Who checks a WGSL spec, for messages, and which names its body reserves besides `pxl_*`.
+ * @internal
+ */
+export interface WgslChecker {
+  /** The function whose spec is checked, as messages name it: `'defineKernel'`. */
+  readonly who: string;
+  /** Names of the mu API in scope of the body, which parameters may not take. */
+  readonly reserved: readonly string[];
+}
+
+const TASK_CHECKER: WgslChecker = { who: 'defineKernel', reserved: RESERVED };
+
+/** "a, b or c" */
+function orList(names: readonly string[]): string {
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]!}` : (names[0] ?? '');
+}
+
+/**
+ * Checks that `name` can name a WGSL parameter, field or local array: an identifier that is not
+ * reserved. @internal
+ * @throws TypeError naming the rule, e.g. "defineKernel: wgsl parameter 'pxl_x' must be a WGSL identifier ...".
+ */
+export function checkWgslName(name: string, what: string, checker: WgslChecker = TASK_CHECKER): void {
+  if (!IDENTIFIER.test(name) || name.startsWith('pxl_') || checker.reserved.includes(name)) {
+    throw new TypeError(`${checker.who}: wgsl ${what} '${name}' must be a WGSL identifier (a letter, then letters, digits or _) that does not start with 'pxl_' and is not ${orList(checker.reserved)}`);
   }
 }
 
-/** Validates the shape of a WGSL spec (not its code: the webgpu backend compiles that) and freezes a copy. */
-function checkWgsl(value: unknown): WgslKernel {
+/**
+ * Validates the shape of a WGSL spec (not its code: the webgpu backend compiles that) and freezes a
+ * copy of its `params`, `body` and `declarations`. @internal
+ * @throws TypeError for a malformed spec, naming the parameter at fault.
+ */
+export function checkWgsl(value: unknown, checker: WgslChecker = TASK_CHECKER): WgslKernel {
+  const who = checker.who;
   const spec = value as Partial<WgslKernel> | null;
   if (spec === null || typeof spec !== 'object' || typeof spec.body !== 'string' || spec.params === null || typeof spec.params !== 'object') {
-    throw new TypeError('defineKernel: wgsl must be { params: { name: type, ... }, body: string, declarations?: string }');
+    const local = checker === TASK_CHECKER ? '' : ', local?: { name: type }';
+    throw new TypeError(`${who}: wgsl must be { params: { name: type, ... }, body: string, declarations?: string${local} }`);
   }
-  if (spec.declarations !== undefined && typeof spec.declarations !== 'string') throw new TypeError('defineKernel: wgsl.declarations must be a string of WGSL');
+  if (spec.declarations !== undefined && typeof spec.declarations !== 'string') throw new TypeError(`${who}: wgsl.declarations must be a string of WGSL`);
   const params: Record<string, WgslParamType> = {};
   for (const [name, type] of Object.entries(spec.params)) {
-    checkName(name, 'parameter');
+    checkWgslName(name, 'parameter', checker);
     if (typeof type === 'string') {
       if (!SCALARS.has(type) && !STORAGE.has(type)) {
         const hint = type.includes('atomic') ? ' (atomics need read_write)' : '';
-        throw new TypeError(`defineKernel: wgsl parameter '${name}' has type '${type}'${hint}; use f32, i32, u32, bool, array<T> or array<T, read_write> with T f32, i32 or u32, array<atomic<i32|u32>, read_write>, or an object of scalars`);
+        throw new TypeError(`${who}: wgsl parameter '${name}' has type '${type}'${hint}; use f32, i32, u32, bool, array<T> or array<T, read_write> with T f32, i32 or u32, array<atomic<i32|u32>, read_write>, or an object of scalars`);
       }
       params[name] = type;
     } else if (type !== null && typeof type === 'object' && Object.keys(type).length > 0) {
       for (const [field, t] of Object.entries(type as Record<string, unknown>)) {
-        checkName(field, `field ${name}.`);
-        if (typeof t !== 'string' || !SCALARS.has(t)) throw new TypeError(`defineKernel: wgsl field ${name}.${field} must be f32, i32, u32 or bool, got ${String(t)}`);
+        checkWgslName(field, `field ${name}.`, checker);
+        if (typeof t !== 'string' || !SCALARS.has(t)) throw new TypeError(`${who}: wgsl field ${name}.${field} must be f32, i32, u32 or bool, got ${String(t)}`);
       }
       params[name] = Object.freeze({ ...(type as Record<string, WgslScalarType>) });
     } else {
-      throw new TypeError(`defineKernel: wgsl parameter '${name}' needs a type string or a non-empty object of scalar types`);
+      throw new TypeError(`${who}: wgsl parameter '${name}' needs a type string or a non-empty object of scalar types`);
     }
   }
   return Object.freeze({ params: Object.freeze(params), body: spec.body, ...(spec.declarations === undefined ? {} : { declarations: spec.declarations }) });

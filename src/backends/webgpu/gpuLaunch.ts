@@ -10,8 +10,9 @@ import { ARGS_BINDING, CHUNK_BINDING } from './wgslSignature.js';
 
 /**
  * Runs one launch as a sequence of dispatches ("chunks") of consecutive batches, one invocation per
- * batch. Chunks are submitted at most {@link CHUNKS_IN_FLIGHT} ahead of the one the GPU finished,
- * which is what makes cancellation and progress work on a device that cannot be interrupted:
+ * batch (for a group kernel: one workgroup per work-group of the batches). Chunks are submitted at
+ * most {@link CHUNKS_IN_FLIGHT} ahead of the one the GPU finished, which is what makes cancellation
+ * and progress work on a device that cannot be interrupted:
  * `cancel()` stops submitting (submitted chunks drain), `progress()` counts the batches of
  * submitted and of finished chunks.
  *
@@ -64,7 +65,8 @@ export const MAX_CHUNKS = 8;
 
 /**
  * Batches per dispatch: every batch in one dispatch up to 1024, else an eighth of them rounded up to
- * whole workgroups, so a long launch can be cancelled and report progress in steps.
+ * a multiple of `workgroupSize` (whole workgroups; 1 for group kernels, whose workgroups are
+ * work-groups), so a long launch can be cancelled and report progress in steps.
  * @example chunkBatches(100, 64) // 100; chunkBatches(1 << 20, 64) // 131072
  */
 export function chunkBatches(batchCount: number, workgroupSize: number): number {
@@ -100,7 +102,8 @@ export function startLaunch(
     return { done: Promise.resolve({ kind: 'completed' }), cancel: () => {}, progress: () => ({ issued: 0, done: 0 }) };
   }
   const { device, workgroupSize } = env;
-  const perChunk = chunkBatches(batchCount, workgroupSize);
+  // A group kernel's workgroup is one work-group, so its chunks need not be whole workgroups of batches.
+  const perChunk = chunkBatches(batchCount, kernel.unit === 'group' ? 1 : workgroupSize);
   const chunks = Math.ceil(batchCount / perChunk);
   const slot = Math.max(16, device.limits.minUniformBufferOffsetAlignment);
 
@@ -147,7 +150,9 @@ export function startLaunch(
 
   const submit = (c: number): void => {
     const first = c * perChunk;
-    const groups = Math.ceil((Math.min(first + perChunk, batchCount) - first) / workgroupSize);
+    const end = Math.min(first + perChunk, batchCount);
+    // Workgroups: one per workgroupSize batches, or one per work-group of a group kernel.
+    const groups = kernel.unit === 'group' ? Math.min(end * shape.batchSize, shape.taskCount) - first * shape.batchSize : Math.ceil((end - first) / workgroupSize);
     const x = Math.min(groups, device.limits.maxComputeWorkgroupsPerDimension);
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder();

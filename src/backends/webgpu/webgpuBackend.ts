@@ -1,15 +1,19 @@
 /// <reference types="@webgpu/types" />
-import { StateError, UnsupportedError, type PxlError } from '../../core/errors.js';
+import { invariant, StateError, UnsupportedError, type PxlError } from '../../core/errors.js';
 import type { Topology } from '../../core/topology.js';
-import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import { kernelForm } from '../../mu/kernel.js';
+import type { GroupKernel } from '../../mu/groupKernel.js';
+import type { Backend, BatchRecord, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
 import { acquireGpuDevice, type GpuDevice } from './gpuDevice.js';
 import { startLaunch, type LaunchTransfer } from './gpuLaunch.js';
 import type { DescriptorSlot } from './launchDescriptor.js';
 import { GpuMemory } from './gpuMemory.js';
 import { defaultGpuMemorySize, gpuShape } from './gpuTopology.js';
-import { KernelProgram } from './kernelProgram.js';
-import { bindArgs, checkGpuArgs } from './launchArgs.js';
+import { asGeometry, groupConstants, writeRange } from './groupLaunch.js';
+import { KernelProgram, type CompiledKernel } from './kernelProgram.js';
+import { bindArgs, checkGpuArgs, type BoundArgs } from './launchArgs.js';
 import { loadKernels, type LoadedKernel } from './kernelLoader.js';
+import type { GroupSignature, GroupWgsl } from './wgslGroupProgram.js';
 
 /** Options of {@link WebGpuBackend.create}. */
 export interface WebGpuBackendOptions {
@@ -40,21 +44,24 @@ export interface TransferStats {
   readonly launches: readonly LaunchTransfer[];
 }
 
-/**
- * The UnsupportedError for a kernel form the webgpu backend cannot run, or undefined. Written
- * against the form's name so it holds whichever forms `KernelForm` lists.
- */
-function unsupportedForm(info: KernelInfo): UnsupportedError | undefined {
-  if ((info.form as string) !== 'group') return undefined;
+/** The UnsupportedError for a work-group kernel without a WGSL body, or undefined. */
+function unsupportedForm(loaded: LoadedKernel): UnsupportedError | undefined {
+  if (loaded.info.form !== 'group' || loaded.definition.wgsl !== undefined) return undefined;
   return new UnsupportedError(
-    `kernel '${info.name}' is a work-group kernel (defineGroupKernel); work-group kernels run on CPU cores only for now: run it on a Context created with backend: 'cpu'`,
+    `kernel '${loaded.info.name}' is a work-group kernel (defineGroupKernel) without a WGSL body, so the webgpu backend cannot run it: give its defineGroupKernel a wgsl: { params, body, local? } (see GroupKernelSpec in pxl/mu), or run it on a Context created with backend: 'cpu'`,
   );
 }
 
 interface LoadedModule {
   readonly kernels: readonly LoadedKernel[];
   /** WGSL programs by kernel index; undefined for kernels without WGSL. */
-  readonly programs: readonly (KernelProgram | undefined)[];
+  readonly programs: readonly (KernelProgram | GroupProgram | undefined)[];
+}
+
+/** A group kernel's compiled WGSL and its resolved spec (for local array lengths). */
+interface GroupProgram {
+  readonly program: KernelProgram & { readonly signature: GroupSignature };
+  readonly spec: GroupWgsl;
 }
 
 /**
@@ -133,19 +140,22 @@ export class WebGpuBackend implements Backend {
   }
 
   /**
-   * Imports a kernel module and compiles the WGSL of its kernels. Work-group kernels are listed
-   * (so one module serves both backends) but never compiled: launching one throws UnsupportedError.
+   * Imports a kernel module and compiles the WGSL of its kernels, group kernels' included (their
+   * pipelines are built per work-group size at launch). Kernels without WGSL are listed (so one
+   * module serves both backends) but never compiled: launching one throws UnsupportedError.
    * @throws (rejects) ModuleLoadError when the module cannot be imported or its WGSL does not compile.
    */
   async loadModule(url: string): Promise<ModuleInfo> {
     this.#alive();
     const kernels = await loadKernels(url);
+    const device = this.#gpu.device;
     const programs = await Promise.all(
-      kernels.map((k) =>
-        k.definition.wgsl === undefined || unsupportedForm(k.info) !== undefined
-          ? undefined
-          : KernelProgram.create(this.#gpu.device, url, k.info.name, k.definition.wgsl, this.#workgroupSize),
-      ),
+      kernels.map(async ({ info, definition: d }): Promise<KernelProgram | GroupProgram | undefined> => {
+        if (d.wgsl === undefined) return undefined;
+        if (kernelForm(d) !== 'group') return KernelProgram.create(device, url, info.name, d.wgsl, this.#workgroupSize);
+        const spec = (d as GroupKernel).wgsl!;
+        return { program: await KernelProgram.createGroup(device, url, info.name, spec), spec };
+      }),
     );
     const id = this.#nextModule++;
     this.#modules.set(id, { kernels, programs });
@@ -156,19 +166,30 @@ export class WebGpuBackend implements Backend {
    * Checks arguments at execute(), before the launch is queued: what no WGSL kernel can bind
    * (float64 NDArrays, pointers off a 32-bit word) and, given the kernel, everything `bindArgs`
    * checks against its declared `params`, plus allocations the GPU is already known to have
-   * refused. A kernel without WGSL is left to fail at launch, where the other backend's kernels fail.
-   * @throws UnsupportedError for a work-group kernel; ArgumentError naming the argument and its
-   *   declared type; OutOfMemoryError for an argument in an allocation the GPU could not create.
+   * refused. For a group kernel KernelMap calls this twice, with the user's arguments and then with
+   * the geometry in front: that second call checks the work-group against the GPU's limits. A
+   * kernel without WGSL is left to fail at launch, where the other backend's kernels fail.
+   * @throws UnsupportedError for a work-group kernel without WGSL; ArgumentError naming the argument
+   *   and its declared type; OptionError for a work-group larger than the GPU runs (naming the limit
+   *   and the value); OutOfMemoryError for an argument in an allocation the GPU could not create.
    */
   checkArgs(args: readonly LaunchArg[], kernel?: { readonly module: number; readonly kernel: number }): void {
     if (kernel !== undefined) {
       const loaded = this.#modules.get(kernel.module);
-      const info = loaded?.kernels[kernel.kernel]?.info;
-      const refused = info === undefined ? undefined : unsupportedForm(info);
+      const k = loaded?.kernels[kernel.kernel];
+      const refused = k === undefined ? undefined : unsupportedForm(k);
       if (refused !== undefined) throw refused;
-      checkGpuArgs(args);
       const program = loaded?.programs[kernel.kernel];
-      if (program !== undefined) bindArgs(program.name, program.signature, args, this.#gpu.device.limits);
+      if (program instanceof KernelProgram || program === undefined) {
+        checkGpuArgs(args);
+        if (program !== undefined) bindArgs(program.name, program.signature, args, this.#gpu.device.limits);
+      } else {
+        const geometry = args.length === Object.keys(program.spec.params).length + 1 ? asGeometry(args[0]) : undefined;
+        const user = geometry === undefined ? args : args.slice(1);
+        checkGpuArgs(user);
+        bindArgs(program.program.name, program.program.signature, user, this.#gpu.device.limits);
+        if (geometry !== undefined) groupConstants(program.program.name, program.spec, geometry, this.#gpu.device.limits);
+      }
     } else {
       checkGpuArgs(args);
     }
@@ -176,10 +197,12 @@ export class WebGpuBackend implements Backend {
   }
 
   /**
-   * Binds the arguments and submits the launch's dispatches (see gpuLaunch.ts).
-   * @throws (rejects) UnsupportedError for a work-group kernel or one without WGSL; ArgumentError
-   *   for arguments that do not match its declared params; OutOfMemoryError for an argument whose
-   *   allocation the GPU could not create; ModuleLoadError when its pipeline cannot be built.
+   * Binds the arguments and submits the launch's dispatches (see gpuLaunch.ts); a group kernel's
+   * with the pipeline for its work-group size.
+   * @throws (rejects) UnsupportedError for a kernel without WGSL; ArgumentError for arguments that
+   *   do not match its declared params; OptionError for a work-group larger than the GPU runs;
+   *   OutOfMemoryError for an argument whose allocation the GPU could not create; ModuleLoadError
+   *   when its pipeline cannot be built.
    */
   async launch(request: LaunchRequest): Promise<LaunchHandle> {
     this.#alive();
@@ -189,8 +212,8 @@ export class WebGpuBackend implements Backend {
       return { done: Promise.resolve({ kind: 'cancelled' }), cancel: () => {}, progress: () => ({ issued: 0, done: 0 }) };
     }
     const loaded = this.#modules.get(request.module);
-    const info = loaded?.kernels[request.kernel]?.info;
-    const refused = info === undefined ? undefined : unsupportedForm(info);
+    const k = loaded?.kernels[request.kernel];
+    const refused = k === undefined ? undefined : unsupportedForm(k);
     if (refused !== undefined) throw refused;
     const program = loaded?.programs[request.kernel];
     if (program === undefined) {
@@ -198,14 +221,26 @@ export class WebGpuBackend implements Backend {
         `kernel '${request.kernelName}' has no WGSL body, so the webgpu backend cannot run it: give its defineKernel a wgsl: { params, body } (see WgslKernel in pxl/mu), or run it on a Context created with backend: 'cpu'`,
       );
     }
-    const bound = bindArgs(request.kernelName, program.signature, request.args, this.#gpu.device.limits);
+    const limits = this.#gpu.device.limits;
+    let bound: BoundArgs;
+    let compiled: Promise<CompiledKernel>;
+    if (program instanceof KernelProgram) {
+      bound = bindArgs(request.kernelName, program.signature, request.args, limits);
+      compiled = program.compiled();
+    } else {
+      const geometry = asGeometry(request.args[0]);
+      invariant(geometry !== undefined, `launch of group kernel '${request.kernelName}' without its geometry argument`);
+      bound = bindArgs(request.kernelName, program.program.signature, request.args.slice(1), limits);
+      writeRange(bound.uniform, program.program.signature, geometry);
+      compiled = program.program.compiled(groupConstants(request.kernelName, program.spec, geometry, limits));
+    }
     await this.#memory.created(bound.storage.map((s) => s.buffer));
-    const compiled = await program.compiled();
+    const kernel = await compiled;
     this.#alive();
     const env = { device: this.#gpu.device, memory: this.#memory, workgroupSize: this.#workgroupSize, closed: this.#closed, record: (r: BatchRecord) => this.#record(r) };
     let slot = this.#descriptors.get(request.mapToken);
     if (slot === undefined) this.#descriptors.set(request.mapToken, (slot = { busy: false }));
-    return startLaunch(env, compiled, bound, request, slot, (t) => {
+    return startLaunch(env, kernel, bound, request, slot, (t) => {
       this.#transfers.push(t);
       if (this.#transfers.length > TRANSFER_HISTORY) this.#transfers.shift();
     });
@@ -258,6 +293,11 @@ export class WebGpuBackend implements Backend {
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
       maxBufferSize: limits.maxBufferSize,
       maxStorageBuffersPerShaderStage: limits.maxStorageBuffersPerShaderStage,
+      maxComputeInvocationsPerWorkgroup: limits.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: limits.maxComputeWorkgroupSizeX,
+      maxComputeWorkgroupSizeY: limits.maxComputeWorkgroupSizeY,
+      maxComputeWorkgroupSizeZ: limits.maxComputeWorkgroupSizeZ,
+      maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
       uploadedBytes: this.#memory.uploadedBytes,
       downloadedBytes: this.#memory.downloadedBytes,
     };
