@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, KernelError, MaxTaskCount, ModuleLoadError, NDArray, OptionError, type Context, type DevicePtr, type Job } from '../src/index.js';
 import { defineGroupKernel } from '../src/mu/index.js';
 import { WebGpuBackend } from '../src/backends/webgpu/index.js';
-import { groupConstants, type Geometry, type GroupLimits } from '../src/backends/webgpu/groupLaunch.js';
+import type { GroupGeometry } from '../src/backends/backend.js';
+import { groupConstants, type GroupLimits } from '../src/backends/webgpu/groupLaunch.js';
 import { gpu } from './fixtures/wgslGpu.js';
 
 const both = new URL('./fixtures/wgslGroupBoth.ts', import.meta.url);
@@ -246,7 +247,7 @@ async function limits(): Promise<GroupLimits> {
 describe('checking a work-group against GPU limits', () => {
   const spec = { params: {}, body: '', local: { tile: { type: 'f32' as const, length: (l: readonly number[]) => l[0]! * l[1]! } } };
   const limits: GroupLimits = { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupSizeX: 256, maxComputeWorkgroupSizeY: 256, maxComputeWorkgroupSizeZ: 64, maxComputeWorkgroupStorageSize: 16384 };
-  const geo = (l: [number, number, number], dims = 3): Geometry => ({ dims, g0: l[0], g1: l[1], g2: l[2], l0: l[0], l1: l[1], l2: l[2] });
+  const geo = (l: [number, number, number], dims = 3): GroupGeometry => ({ dims, g0: l[0], g1: l[1], g2: l[2], l0: l[0], l1: l[1], l2: l[2] });
 
   it('gives the pipeline the work-group size and each local array\'s length', () => {
     expect(groupConstants('k', spec, geo([8, 4, 1], 2), limits)).toEqual({ pxl_l0: 8, pxl_l1: 4, pxl_l2: 1, pxl_len_tile: 32 });

@@ -24,6 +24,21 @@ export interface ModuleInfo {
   readonly kernels: readonly KernelInfo[];
 }
 
+/**
+ * The hidden first launch argument of a work-group kernel (KernelMap puts it in front of the user's
+ * arguments as a constant): the ND-range's dimensions, global sizes and work-group sizes, 1 for
+ * dimensions the range does not have.
+ */
+export interface GroupGeometry {
+  readonly dims: number;
+  readonly g0: number;
+  readonly g1: number;
+  readonly g2: number;
+  readonly l0: number;
+  readonly l1: number;
+  readonly l2: number;
+}
+
 /** A constant parameter: broadcast to every invocation. */
 export type ConstantValue = number | bigint | boolean | { readonly [key: string]: ConstantValue };
 

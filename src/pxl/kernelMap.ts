@@ -1,4 +1,4 @@
-import type { Backend, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest } from '../backends/backend.js';
+import type { Backend, GroupGeometry, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest } from '../backends/backend.js';
 import { OptionError, PxlError, StateError } from '../core/errors.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
@@ -89,7 +89,8 @@ export class KernelMap {
       this.taskCount = info.form === 'group' ? r.groupCount : r.taskCount;
       const [g0 = 1, g1 = 1, g2 = 1] = r.global;
       const [l0 = 1, l1 = 1, l2 = 1] = r.local;
-      this.#geometry = info.form === 'group' ? { kind: 'constant', value: { dims: r.global.length, g0, g1, g2, l0, l1, l2 } } : undefined;
+      const geometry: GroupGeometry = { dims: r.global.length, g0, g1, g2, l0, l1, l2 };
+      this.#geometry = info.form === 'group' ? { kind: 'constant', value: { ...geometry } } : undefined;
     }
   }
 

@@ -9,6 +9,7 @@
  * group context in `muState.group` is set for the duration of a batch and cleared after it, so mu
  * calls from task or batch kernels on this core see no group.
  */
+import type { GroupGeometry } from '../backend.js';
 import { DTYPES, type AnyTypedArray } from '../../core/dtype.js';
 import { performCopy, type DmaCopy } from '../../mu/dma.js';
 import type { GroupKernel } from '../../mu/groupKernel.js';
@@ -16,20 +17,6 @@ import { muState, notYielded, type GroupContext, type SyncPoint } from '../../mu
 
 /** Runs work-groups [first, end) of a launch on this core. */
 type GroupBatchRunner = (first: number, end: number) => void;
-
-/**
- * The hidden first launch argument of a group kernel (prepended by KernelMap): the ND-range's
- * dimensions, global sizes and work-group sizes (1 for dimensions the range does not have).
- */
-interface Geometry {
-  readonly dims: number;
-  readonly g0: number;
-  readonly g1: number;
-  readonly g2: number;
-  readonly l0: number;
-  readonly l1: number;
-  readonly l2: number;
-}
 
 function allocateLocal(kernel: GroupKernel, localSize: readonly number[]): Record<string, AnyTypedArray> {
   const out: Record<string, AnyTypedArray> = {};
@@ -57,7 +44,7 @@ const RULE = 'every work-item of a group must reach the same sequence of `yield 
  * binding, and reused by every group this core runs.
  */
 export function bindGroupKernel(kernel: GroupKernel, values: readonly unknown[]): GroupBatchRunner {
-  const geo = values[0] as Geometry;
+  const geo = values[0] as GroupGeometry;
   const l0 = geo.l0, l1 = geo.l1, l2 = geo.l2;
   const n0 = geo.g0 / l0, n1 = geo.g1 / l1;
   const items = l0 * l1 * l2;

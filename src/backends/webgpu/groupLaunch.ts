@@ -1,5 +1,5 @@
 import { OptionError } from '../../core/errors.js';
-import type { LaunchArg } from '../backend.js';
+import type { GroupGeometry, LaunchArg } from '../backend.js';
 import { lengthConstant, RANGE_BYTES, type GroupSignature, type GroupWgsl } from './wgslGroupProgram.js';
 
 /**
@@ -9,25 +9,14 @@ import { lengthConstant, RANGE_BYTES, type GroupSignature, type GroupWgsl } from
  * work-group size and each local array's length) and writing the range into the uniform.
  */
 
-/** The hidden first launch argument of a group kernel (see KernelMap): the ND-range's geometry. */
-export interface Geometry {
-  readonly dims: number;
-  readonly g0: number;
-  readonly g1: number;
-  readonly g2: number;
-  readonly l0: number;
-  readonly l1: number;
-  readonly l2: number;
-}
-
 const KEYS = ['dims', 'g0', 'g1', 'g2', 'l0', 'l1', 'l2'] as const;
 
 /** `arg` as the geometry argument, or undefined when it is not one. */
-export function asGeometry(arg: LaunchArg | undefined): Geometry | undefined {
+export function asGeometry(arg: LaunchArg | undefined): GroupGeometry | undefined {
   if (arg?.kind !== 'constant' || typeof arg.value !== 'object') return undefined;
   const v = arg.value as Record<string, unknown>;
   if (Object.keys(v).length !== KEYS.length || !KEYS.every((k) => typeof v[k] === 'number')) return undefined;
-  return v as unknown as Geometry;
+  return v as unknown as GroupGeometry;
 }
 
 /** The device limits a work-group must fit. */
@@ -40,7 +29,7 @@ export interface GroupLimits {
 }
 
 /** The work-group size as the Map's range has it: one entry per dimension. */
-function localSize(g: Geometry): number[] {
+function localSize(g: GroupGeometry): number[] {
   return [g.l0, g.l1, g.l2].slice(0, g.dims);
 }
 
@@ -48,7 +37,7 @@ function localSize(g: Geometry): number[] {
  * Each local array's length for this work-group size, from the kernel's spec.
  * @throws OptionError when a length function returns something other than an integer ≥ 0.
  */
-export function localLengths(kernelName: string, spec: GroupWgsl, g: Geometry): Record<string, number> {
+export function localLengths(kernelName: string, spec: GroupWgsl, g: GroupGeometry): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, a] of Object.entries(spec.local)) {
     const n = typeof a.length === 'function' ? a.length(localSize(g)) : a.length;
@@ -73,7 +62,7 @@ export function localBytes(lengths: Readonly<Record<string, number>>): number {
  *   above maxComputeWorkgroupStorageSize bytes.
  * @example groupConstants('sum', spec, { dims: 1, g0: 4096, g1: 1, g2: 1, l0: 64, l1: 1, l2: 1 }, device.limits)
  */
-export function groupConstants(kernelName: string, spec: GroupWgsl, g: Geometry, limits: GroupLimits): Record<string, number> {
+export function groupConstants(kernelName: string, spec: GroupWgsl, g: GroupGeometry, limits: GroupLimits): Record<string, number> {
   const size = `work-group size [${localSize(g).join(', ')}]`;
   const items = g.l0 * g.l1 * g.l2;
   if (items > limits.maxComputeInvocationsPerWorkgroup) {
@@ -99,7 +88,7 @@ export function groupConstants(kernelName: string, spec: GroupWgsl, g: Geometry,
 }
 
 /** Writes the range (global sizes, group counts) into a bound uniform at the signature's `pxl_range`. */
-export function writeRange(uniform: Uint8Array<ArrayBuffer>, signature: GroupSignature, g: Geometry): void {
+export function writeRange(uniform: Uint8Array<ArrayBuffer>, signature: GroupSignature, g: GroupGeometry): void {
   const view = new Uint32Array(uniform.buffer, uniform.byteOffset + signature.rangeOffset, RANGE_BYTES / 4);
   view.set([g.g0, g.g1, g.g2, 1, g.g0 / g.l0, g.g1 / g.l1, g.g2 / g.l2, 1]);
 }
