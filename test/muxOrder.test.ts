@@ -144,6 +144,27 @@ describe('CommandBuffer ordering on the cores', () => {
     expect([...ctx.hostView(data, 'int32')]).toEqual(new Array(16).fill(0));
   });
 
+  it('fails its fence, without hanging, when the Context is destroyed while a chain waits on the cores', async () => {
+    const other = await createContext({ topology: { subs: 1, clustersPerSub: 1, coresPerCluster: 2 } });
+    const j = other.createJob();
+    j.load(await other.createModule(new URL('./fixtures/muxOrderKernels.ts', import.meta.url)));
+    const gates = other.memAlloc(gateBytes(1));
+    const seen = other.memAlloc(16 * 4);
+    const cb = new CommandBuffer(other, j).launch('order_hold', { global: [32] }, gates);
+    for (let i = 0; i < 10; i++) cb.launch('order_seen_gate', { global: [16] }, gates, seen);
+    const fence = new Fence();
+    dispatch(cb.finalize(), { fence });
+    await waitForStarted(other.hostView(gates, 'int32'), 1);
+    // The first launch never finishes (its gate stays shut); the ten after it wait on the cores.
+    await other.destroy();
+    const error = await fence.wait().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(CommandBufferError);
+    expect((error as Error).message).toMatch(/^command 0 \(launch\) of the command buffer failed: .*destroyed/);
+  });
+
   it('draws its launches on its own track of an execution trace, with their batches on the cores', async () => {
     const data = ctx.memAlloc(64 * 4);
     const cb = new CommandBuffer(ctx, job).launch('order_add_one', { global: [64] }, data).launch('order_add_one', { global: [64] }, data).finalize();
