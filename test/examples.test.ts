@@ -38,4 +38,13 @@ describe('examples', () => {
     expect(stdout).toContain('command 0 (callback) of the command buffer failed: host step failed');
     expect(stdout).toContain('y[0] = 11 (the fill after the failure did not run)');
   });
+
+  it('runs the work-group example: a chained two-level sum and a DMA-tiled smoothing, both matching plain loops', async () => {
+    const { stdout } = await run(process.execPath, ['examples/work-groups/main.mjs'], { cwd: root, timeout: 60_000 });
+    const sum = /sum of 1048576 values: ([\d.]+) \(plain loop: ([\d.]+)\)/.exec(stdout);
+    expect(sum).not.toBeNull();
+    // Float64 sums of 2^20 values in [0, 1] in different orders: equal to 1e-6 relative.
+    expect(Math.abs(Number(sum![1]) - Number(sum![2]))).toBeLessThan(1e-6 * Number(sum![2]));
+    expect(stdout).toContain('smoothed 96 × 64: largest difference from a plain loop 0');
+  });
 });

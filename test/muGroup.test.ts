@@ -161,6 +161,14 @@ describe('building Maps over ND-ranges', () => {
     expect(map.taskCount).toBe(6);
   });
 
+  it('count work-groups, not work-items, against MaxTaskCount', () => {
+    const map = job.buildMap('group_sum', { global: [1 << 22], local: [256] });
+    expect(map.taskCount).toBe(1 << 14);
+    expect(() => job.buildMap('ids_in_task', { global: [1024, 1024] })).toThrow(
+      new OptionError('buildMap: the range has 1048576 work-items; at most 1048575 (MaxTaskCount) are supported, one task per work-item'),
+    );
+  });
+
   it('rejects a work-group kernel built with a plain taskCount', () => {
     expect(() => job.buildMap('group_sum', 64)).toThrow(new OptionError("kernel 'group_sum' is a work-group kernel: build its Map with job.buildMap('group_sum', { global: [...], local: [...] })"));
   });
@@ -172,7 +180,7 @@ describe('building Maps over ND-ranges', () => {
     ['four dimensions', { global: [2, 2, 2, 2] }, 'buildMap: global must be an array of 1 to 3 sizes, got 4 dimensions'],
     ['a missing global', {}, 'buildMap: global must be an array of 1 to 3 sizes, got undefined'],
     ['a fractional global size', { global: [2.5] }, 'buildMap: global[0] must be an integer ≥ 1, got 2.5'],
-    ['too many work-items', { global: [1024, 1024] }, 'buildMap: the range has 1048576 work-items; at most 1048575 (MaxTaskCount) are supported'],
+    ['too many work-groups', { global: [1024, 1024] }, 'buildMap: the range has 1048576 work-groups; at most 1048575 (MaxTaskCount) are supported, one task per work-group: use larger work-groups'],
   ])('rejects %s', (_, range, message) => {
     expect(() => job.buildMap('group_sum', range as never)).toThrow(new OptionError(message));
   });

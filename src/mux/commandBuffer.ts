@@ -5,7 +5,6 @@ import { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
-import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { newTrackId } from '../pxl/stream.js';
 import type { TraceTrack } from '../pxl/trace.js';
 import { commandGraph, type CommandGraph } from './commandOrder.js';
@@ -147,7 +146,8 @@ export class CommandBuffer {
   launch(kernel: string, range: NDRange, ...args: KernelArg[]): this {
     this.#recording('launch');
     if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
-    const { global, local, taskCount } = checkNDRange(range, 'launch', MaxTaskCount);
+    // The range's shape here; how many tasks it may make depends on the kernel's form (buildMap).
+    const { global, local, taskCount } = checkNDRange(range, 'launch');
     const map = launchMap(this.#job, kernel, global, local);
     return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
   }

@@ -84,7 +84,14 @@ export class KernelMap {
       this.range = undefined;
       this.#geometry = undefined;
     } else {
-      const r = checkNDRange(taskCount, 'buildMap', MaxTaskCount);
+      const r = checkNDRange(taskCount, 'buildMap');
+      // A task runs one work-item, or a whole work-group of a group kernel: MaxTaskCount bounds those.
+      if (info.form === 'group' && r.groupCount > MaxTaskCount) {
+        throw new OptionError(`buildMap: the range has ${r.groupCount} work-groups; at most ${MaxTaskCount} (MaxTaskCount) are supported, one task per work-group: use larger work-groups`);
+      }
+      if (info.form !== 'group' && r.taskCount > MaxTaskCount) {
+        throw new OptionError(`buildMap: the range has ${r.taskCount} work-items; at most ${MaxTaskCount} (MaxTaskCount) are supported, one task per work-item`);
+      }
       this.range = Object.freeze({ global: r.global, local: r.local });
       this.taskCount = info.form === 'group' ? r.groupCount : r.taskCount;
       const [g0 = 1, g1 = 1, g2 = 1] = r.global;
