@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { commandDependencies } from '../src/mux/commandOrder.js';
-import { CommandBuffer, CommandBufferError, createContext, dispatch, Fence, KernelError, type Context, type DevicePtr, type Job } from '../src/index.js';
+import { CommandBuffer, CommandBufferError, createContext, dispatch, Fence, KernelError, StateError, type Context, type DevicePtr, type Job } from '../src/index.js';
 import { gateBytes, openAllGates, waitForAtLeast, waitForStarted } from './fixtures/gates.js';
 
 /**
@@ -163,6 +163,26 @@ describe('CommandBuffer ordering on the cores', () => {
     );
     expect(error).toBeInstanceOf(CommandBufferError);
     expect((error as Error).message).toMatch(/^command 0 \(launch\) of the command buffer failed: .*destroyed/);
+  });
+
+  it('refuses a launch ordered after another Context\'s launch without holding a launch slot', async () => {
+    const other = await createContext({ topology: { subs: 1, clustersPerSub: 1, coresPerCluster: 1 } });
+    const j = other.createJob();
+    j.load(await other.createModule(new URL('./fixtures/muxOrderKernels.ts', import.meta.url)));
+    const track = { id: 0, label: 'test' };
+    const foreign = await j.buildMap('order_add_one', 1).launchNow([other.memAlloc(4)], undefined, track);
+    await foreign.done;
+    const data = ctx.memAlloc(4);
+    ctx.hostView(data, 'int32').fill(0);
+    const map = job.buildMap('order_add_one', 1);
+    // More refusals than there are launch slots: a slot held by each would leave none.
+    for (let i = 0; i < 70; i++) {
+      await expect(map.launchNow([data], foreign, track)).rejects.toThrow(new StateError("launch of 'order_add_one': it was ordered after a launch of another backend or Context"));
+    }
+    const handles = await Promise.all(Array.from({ length: 70 }, () => map.launchNow([data], undefined, track)));
+    await Promise.all(handles.map((h) => h.done));
+    expect(ctx.hostView(data, 'int32')[0]).toBe(70);
+    await other.destroy();
   });
 
   it('draws its launches on its own track of an execution trace, with their batches on the cores', async () => {

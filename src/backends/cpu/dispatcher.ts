@@ -72,6 +72,11 @@ export class Dispatcher {
 
   async launch(request: LaunchRequest): Promise<LaunchHandle> {
     const bytes = this.encode(request.args);
+    // Checked before a slot is taken, so a refused launch holds none.
+    const before = request.after === undefined ? undefined : this.#byHandle.get(request.after);
+    if (request.after !== undefined && before === undefined) {
+      throw new StateError(`launch of '${request.kernelName}': it was ordered after a launch of another backend or Context`);
+    }
     const slot = this.#free.pop() ?? (await new Promise<number>((r) => this.#waiters.push(r)));
     const ctl = this.#ctl;
     const sb = L.slotBase(this.#pool.cores, slot);
@@ -90,7 +95,7 @@ export class Dispatcher {
     ctl[sb + L.S_LAUNCH_ID] = request.launchId;
     this.#args.set(bytes, slot * L.ARGS_CAPACITY);
     ctl[sb + L.S_MESSAGES] = 0;
-    const after = this.#order(request, sb);
+    const after = this.#order(before, sb);
     // The HEAD stores below are the release points that publish everything written above.
     Atomics.store(ctl, sb + L.S_REMAINING, request.cores.length);
 
@@ -133,16 +138,14 @@ export class Dispatcher {
   }
 
   /**
-   * Writes the slot's AFTER words for `request.after`: the predecessor's slot while it is in
+   * Writes the slot's AFTER words for the launch `before` this one: its slot while it is in
    * flight, else none. A predecessor that already ended unsuccessfully cancels this launch now.
    * Returns the predecessor's flight while it is in flight.
    */
-  #order(request: LaunchRequest, sb: number): Flight | undefined {
+  #order(before: Flight | undefined, sb: number): Flight | undefined {
     const ctl = this.#ctl;
     ctl[sb + L.S_AFTER_SLOT] = -1;
-    if (request.after === undefined) return undefined;
-    const before = this.#byHandle.get(request.after);
-    if (before === undefined) throw new StateError(`launch of '${request.kernelName}': it was ordered after a launch of another backend or Context`);
+    if (before === undefined) return undefined;
     if (before.outcome !== undefined) {
       if (before.outcome.kind !== 'completed') Atomics.store(ctl, sb + L.S_CANCEL, 1);
       return undefined;
