@@ -105,8 +105,9 @@ export class CoreDiedError extends PxlError {
 export class OutOfMemoryError extends PxlError {
   readonly requested: number;
   readonly available: number;
-  constructor(requested: number, available: number) {
-    super('PXL_OUT_OF_MEMORY', `cannot allocate ${requested} bytes: only ${available} bytes of device memory are available (raise memorySize in createContext, or memFree unused allocations)`);
+  /** `message` replaces the default one where the backend knows better what ran out and what to do. */
+  constructor(requested: number, available: number, message?: string) {
+    super('PXL_OUT_OF_MEMORY', message ?? `cannot allocate ${requested} bytes: only ${available} bytes of device memory are available (raise memorySize in createContext, or memFree unused allocations)`);
     this.requested = requested;
     this.available = available;
   }

@@ -40,13 +40,10 @@ interface Allocation {
  * (or 0 when the device ran out below it), and the message says the size, the limits and what to do.
  */
 export function gpuOutOfMemory(bytes: number, limits: Pick<GPUSupportedLimits, 'maxBufferSize' | 'maxStorageBufferBindingSize'>, why?: string): OutOfMemoryError {
-  const err = new OutOfMemoryError(bytes, why === undefined ? limits.maxBufferSize : 0);
   const binding = `a kernel argument binds at most ${limits.maxStorageBufferBindingSize} bytes (maxStorageBufferBindingSize)`;
-  err.message =
-    why === undefined
-      ? `cannot allocate ${bytes} bytes in one piece on this GPU: its largest buffer is ${limits.maxBufferSize} bytes (maxBufferSize), and ${binding}; split the data over several allocations of at most ${limits.maxStorageBufferBindingSize} bytes`
-      : `the GPU could not allocate ${bytes} bytes (${why}); ${binding}: memFree allocations you no longer need, use smaller ones, or lower memorySize in createContext`;
-  return err;
+  return why === undefined
+    ? new OutOfMemoryError(bytes, limits.maxBufferSize, `cannot allocate ${bytes} bytes in one piece on this GPU: its largest buffer is ${limits.maxBufferSize} bytes (maxBufferSize), and ${binding}; split the data over several allocations of at most ${limits.maxStorageBufferBindingSize} bytes`)
+    : new OutOfMemoryError(bytes, 0, `the GPU could not allocate ${bytes} bytes (${why}); ${binding}: memFree allocations you no longer need, use smaller ones, or lower memorySize in createContext`);
 }
 
 const alignDown = (n: number): number => n - (n % 4);
