@@ -3,7 +3,7 @@ import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
 import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, invariant, KernelNotFoundError, OptionError, StateError, UnsupportedError } from '../core/errors.js';
 import { range as makeRange, rangeSize } from '../core/range.js';
-import { contains, regionOf, type Region } from '../core/region.js';
+import { contains, regionOf } from '../core/region.js';
 import type { Subrange } from '../core/subrange.js';
 import { checkInteger, describe } from '../core/validate.js';
 import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
@@ -11,14 +11,15 @@ import { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
 import { NDArray } from '../pxl/ndarray.js';
-import { accessOf, type AccessMode } from './accessMode.js';
+import { accessOf } from './accessMode.js';
 import { Accessor } from './accessor.js';
 import { copyInitialData, dtypeOfSpec, GraphBuffer, type BufferId, type DTypeOfSpec, type ElementSpec } from './buffer.js';
-import { CommandGroup, type CommandGroupSpec, type HostTaskHandle, type HostView } from './commandGroup.js';
+import { CommandGroup, type CommandGroupSpec } from './commandGroup.js';
 import { Executor, type TaskRun } from './executor.js';
 import { Launcher, type DebugAccessor } from './launcher.js';
 import { split } from './split.js';
-import { taskLabel, type GraphWarning, type TaskRecord } from './task.js';
+import { hostTaskRun } from './hostTaskRun.js';
+import type { GraphWarning, TaskRecord } from './task.js';
 import { TaskGraph, type UninitializedReadPolicy } from './taskGraph.js';
 
 /** Options of `Context.createQueue`. */
@@ -247,27 +248,7 @@ export class Queue {
       chunks: split(spec.range, 1),
       accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
     });
-    this.#start(task, async () => {
-      // Never inside submit: the function runs after the submitting code has gone on.
-      await Promise.resolve();
-      let open = true;
-      const handle: HostTaskHandle = Object.freeze({
-        range: spec.range,
-        view: <T extends DType, D extends Dims, M extends AccessMode>(accessor: Accessor<T, D, M>): HostView<T, D, M> => {
-          if (!open) throw new StateError(`host task ${taskLabel(task)} has ended: views are valid only while its function runs`);
-          const at = accessor instanceof Accessor && accessor.group === cg ? spec.accessors.indexOf(accessor as unknown as Accessor) : -1;
-          if (at < 0) throw new ArgumentError(`host task ${taskLabel(task)} has a view only of the accessors its own command group declared`);
-          const buffer = accessor.buffer;
-          const data = this.#ctx.hostView(buffer.array.ptr, buffer.dtype).subarray(0, buffer.size) as TypedArrayOf<T>;
-          return Object.freeze({ data, shape: buffer.range, region: task.accesses[at]!.region as Region<D>, mode: accessor.mode });
-        },
-      });
-      try {
-        await spec.fn(handle);
-      } finally {
-        open = false;
-      }
-    });
+    this.#start(task, hostTaskRun(this.#ctx, cg, spec, task));
     return task;
   }
 
