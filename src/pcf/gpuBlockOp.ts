@@ -6,10 +6,10 @@ import type { KernelMap } from '../pxl/kernelMap.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
 import { SKIP_CODE } from './blockKernels.js';
+import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfOp } from './integrate.js';
 import { MAX_MULTIPLY_P } from './integrate.js';
 import { FLOAT32_MAX } from './pcf.js';
-import type { PcfSet } from './pcfSet.js';
 import type { GpuBlockParams, GpuIntegrand } from './wgslBlockKernels.js';
 
 /**
@@ -19,31 +19,6 @@ import type { GpuBlockParams, GpuIntegrand } from './wgslBlockKernels.js';
  * and two host buffers the results are read back into, so the pipeline scatters block N on the host
  * while the GPU computes block N + 1.
  */
-
-/** A PCF set in GPU memory, float32. */
-export interface GpuPcfSet {
-  readonly times: NDArray<'float32'>;
-  readonly values: NDArray<'float32'>;
-  readonly offsets: NDArray<'uint32'>;
-  readonly pointers: readonly DevicePtr[];
-}
-
-/** Copies a set to GPU memory (its times and values as float32: exact for a float32 set). */
-export async function uploadGpuPcfSet(ctx: Context, set: PcfSet): Promise<GpuPcfSet> {
-  const n = Math.max(1, set.offsets[set.count]!);
-  const times = ctx.memAlloc(n * 4);
-  const values = ctx.memAlloc(n * 4);
-  const offsets = ctx.memAlloc((set.count + 1) * 4);
-  await ctx.copyToDevice(times, Float32Array.from(set.times));
-  await ctx.copyToDevice(values, Float32Array.from(set.values));
-  await ctx.copyToDevice(offsets, set.offsets);
-  return {
-    times: new NDArray(times, 'float32', [n]),
-    values: new NDArray(values, 'float32', [n]),
-    offsets: new NDArray(offsets, 'uint32', [set.count + 1]),
-    pointers: [times, values, offsets],
-  };
-}
 
 /**
  * Output scalars one GPU block may hold: a launch has at most MaxTaskCount tasks (one per pair),
@@ -69,12 +44,12 @@ export function gpuKernelFor(op: PcfOp): { kernel: `pcf_block_${GpuIntegrand}`; 
 export class GpuPcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
   readonly #jobs: readonly Job[];
-  readonly #rows: GpuPcfSet;
-  readonly #cols: GpuPcfSet;
+  readonly #rows: DevicePcfSet<'float32'>;
+  readonly #cols: DevicePcfSet<'float32'>;
   readonly #kernel: { kernel: string; p: number };
   readonly #skip: number;
 
-  constructor(ctx: Context, jobs: readonly Job[], rows: GpuPcfSet, cols: GpuPcfSet, op: PcfOp, skip: TriangleSkipMode) {
+  constructor(ctx: Context, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode) {
     this.#ctx = ctx;
     this.#jobs = jobs;
     this.#rows = rows;

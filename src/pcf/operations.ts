@@ -27,8 +27,9 @@ import type { KernelModule } from '../pxl/kernelModule.js';
 import { L2_INNER, pcfOp, type PcfOp } from './integrate.js';
 import { PCF_DTYPES } from './pcf.js';
 import { planDevices, requestedDtype, type DeviceKind, type DevicePlan } from './devicePlan.js';
-import { gpuKernelFor, gpuOutputBudget, GpuPcfBlockOp, uploadGpuPcfSet, type GpuPcfSet } from './gpuBlockOp.js';
-import { PcfBlockOp, uploadPcfSet, type DevicePcfSet } from './pcfBlockOp.js';
+import { uploadPcfSet, type DevicePcfSet } from './devicePcfSet.js';
+import { gpuKernelFor, gpuOutputBudget, GpuPcfBlockOp } from './gpuBlockOp.js';
+import { PcfBlockOp } from './pcfBlockOp.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 
 /** Options every pairwise operation takes. */
@@ -246,14 +247,14 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
       const kernel = gpu ? gpuKernelFor(op).kernel : 'pcf_block';
       const mod = await kernelsFor(r.ctx, gpu ? gpuKernelsUrl : kernelsUrl);
       for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
-      const upload = gpu ? uploadGpuPcfSet : uploadPcfSet;
-      const rowData = await upload(r.ctx, rows);
+      const deviceDtype = gpu ? 'float32' : 'float64';
+      const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype);
       r.uploads.push(rowData);
-      const colData = cols === rows ? rowData : await upload(r.ctx, cols);
+      const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype);
       if (colData !== rowData) r.uploads.push(colData);
       r.op = gpu
-        ? new GpuPcfBlockOp(r.ctx, r.jobs, rowData as GpuPcfSet, colData as GpuPcfSet, op, skip)
-        : new PcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet, colData as DevicePcfSet, op, skip, dtype, rows.dtype);
+        ? new GpuPcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip)
+        : new PcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet<'float64'>, colData as DevicePcfSet<'float64'>, op, skip, dtype, rows.dtype);
     }
     const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
     await runBlockPipeline(blockOp, scheduler, writer, {

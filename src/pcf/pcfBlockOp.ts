@@ -6,34 +6,9 @@ import type { KernelMap } from '../pxl/kernelMap.js';
 import { LocalityMode } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
 import { SKIP_CODE, type BlockParams } from './blockKernels.js';
+import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfOp } from './integrate.js';
 import { integrationLimit } from './pcf.js';
-import type { PcfSet } from './pcfSet.js';
-
-/** A PCF set in device memory, widened to float64 (exact) so the cores run one kernel shape. */
-export interface DevicePcfSet {
-  readonly times: NDArray<'float64'>;
-  readonly values: NDArray<'float64'>;
-  readonly offsets: NDArray<'uint32'>;
-  readonly pointers: readonly DevicePtr[];
-}
-
-/** Copies a set into device memory once; every device (Job) of the Context reads it in place. */
-export async function uploadPcfSet(ctx: Context, set: PcfSet): Promise<DevicePcfSet> {
-  const n = set.offsets[set.count]!;
-  const times = ctx.memAlloc(Math.max(1, n) * 8);
-  const values = ctx.memAlloc(Math.max(1, n) * 8);
-  const offsets = ctx.memAlloc((set.count + 1) * 4);
-  ctx.hostView(times, 'float64').set(set.times);
-  ctx.hostView(values, 'float64').set(set.values);
-  await ctx.copyToDevice(offsets, set.offsets);
-  return {
-    times: new NDArray(times, 'float64', [Math.max(1, n)]),
-    values: new NDArray(values, 'float64', [Math.max(1, n)]),
-    offsets: new NDArray(offsets, 'uint32', [set.count + 1]),
-    pointers: [times, values, offsets],
-  };
-}
 
 /** Per device Job: two output buffers in device memory, the host's views of them, and the Maps by block row count. */
 type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
@@ -48,14 +23,14 @@ type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
 export class PcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
   readonly #jobs: readonly Job[];
-  readonly #rows: DevicePcfSet;
-  readonly #cols: DevicePcfSet;
+  readonly #rows: DevicePcfSet<'float64'>;
+  readonly #cols: DevicePcfSet<'float64'>;
   readonly #op: PcfOp;
   readonly #skip: TriangleSkipMode;
   readonly #dtype: FloatDType;
   readonly #upper: number;
 
-  constructor(ctx: Context, jobs: readonly Job[], rows: DevicePcfSet, cols: DevicePcfSet, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
+  constructor(ctx: Context, jobs: readonly Job[], rows: DevicePcfSet<'float64'>, cols: DevicePcfSet<'float64'>, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
     this.#ctx = ctx;
     this.#jobs = jobs;
     this.#rows = rows;
