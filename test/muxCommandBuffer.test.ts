@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArgumentError, CommandBuffer, CommandBufferError, createContext, dispatch, Fence, KernelNotFoundError, OptionError, StateError, type Context, type Job } from '../src/index.js';
+import { runBuffer } from './fixtures/runBuffer.js';
 
 let ctx: Context;
 let job: Job;
@@ -14,12 +15,6 @@ afterAll(async () => {
   await ctx?.destroy();
 });
 
-async function run(cb: CommandBuffer): Promise<void> {
-  const fence = new Fence();
-  dispatch(cb.finalize(), { fence });
-  await fence.wait();
-}
-
 describe('CommandBuffer memory commands', () => {
   it('writes, fills, copies and reads regions in recording order', async () => {
     const a = ctx.memAlloc(16);
@@ -31,7 +26,7 @@ describe('CommandBuffer memory commands', () => {
       .copy(a, 0, b, 0, 16)
       .fill(a, 0, 16, Int32Array.of(0))
       .read(b, 0, out);
-    await run(cb);
+    await runBuffer(cb);
     expect(Array.from(out)).toEqual([7, 1, 2, 7]);
     expect(Array.from(ctx.hostView(a, 'int32'))).toEqual([0, 0, 0, 0]);
   });
@@ -43,7 +38,7 @@ describe('CommandBuffer memory commands', () => {
     const cb = new CommandBuffer(ctx).write(a, 0, data).read(a, 0, out);
     data[0] = 99;
     expect(out[0]).toBe(0);
-    await run(cb);
+    await runBuffer(cb);
     expect(Array.from(out)).toEqual([5, 6]);
   });
 
@@ -57,7 +52,7 @@ describe('CommandBuffer memory commands', () => {
       .callback(() => {
         seen.push('b');
       });
-    await run(cb);
+    await runBuffer(cb);
     expect(seen).toEqual(['a', 'b']);
   });
 });
@@ -136,8 +131,8 @@ describe('CommandBuffer lifecycle', () => {
   it('dispatches a finalized buffer again after it completed', async () => {
     let runs = 0;
     const cb = new CommandBuffer(ctx).callback(() => void runs++).finalize();
-    await run(cb);
-    await run(cb);
+    await runBuffer(cb);
+    await runBuffer(cb);
     expect(runs).toBe(2);
   });
 });
@@ -149,7 +144,7 @@ describe('CommandBuffer kernel launches', () => {
     const cb = new CommandBuffer(ctx, job).launch('mux_count', { global: [4, 3, 2], local: [2, 3, 1] }, counts);
     const launch = cb.commands[0]!;
     expect(launch.kind === 'launch' && { global: launch.global, local: launch.local, taskCount: launch.taskCount }).toEqual({ global: [4, 3, 2], local: [2, 3, 1], taskCount: n });
-    await run(cb);
+    await runBuffer(cb);
     expect(Array.from(ctx.hostView(counts, 'int32'))).toEqual(new Array(n).fill(1));
   });
 
@@ -161,7 +156,7 @@ describe('CommandBuffer kernel launches', () => {
       .launch('mux_double', { global: [4] }, data)
       .launch('mux_double', { global: [2, 2] }, data)
       .read(data, 0, out);
-    await run(cb);
+    await runBuffer(cb);
     expect(Array.from(out)).toEqual([4, 8, 12, 16]);
   });
 

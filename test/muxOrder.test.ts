@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { commandDependencies } from '../src/mux/commandOrder.js';
 import { CommandBuffer, CommandBufferError, createContext, dispatch, Fence, KernelError, StateError, type Context, type DevicePtr, type Job } from '../src/index.js';
+import { runBuffer } from './fixtures/runBuffer.js';
 import { gateBytes, openAllGates, waitForAtLeast, waitForStarted } from './fixtures/gates.js';
 
 /**
@@ -22,12 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.destroy();
 });
-
-async function run(cb: CommandBuffer): Promise<void> {
-  const fence = new Fence();
-  dispatch(cb.finalize(), { fence });
-  await fence.wait();
-}
 
 describe('commandDependencies', () => {
   it('links commands that share bytes with a write among them, and only those', () => {
@@ -114,7 +109,7 @@ describe('CommandBuffer ordering on the cores', () => {
     const cb = new CommandBuffer(ctx, job).fill(a, 0, 64 * 4, Int32Array.of(0));
     for (let i = 0; i < 100; i++) cb.launch('order_rotate_add', { global: [64] }, i % 2 === 0 ? a : b, i % 2 === 0 ? b : a);
     const out = new Int32Array(64);
-    await run(cb.read(a, 0, out));
+    await runBuffer(cb.read(a, 0, out));
     expect([...out]).toEqual(new Array(64).fill(100));
   });
 
@@ -189,7 +184,7 @@ describe('CommandBuffer ordering on the cores', () => {
     const data = ctx.memAlloc(64 * 4);
     const cb = new CommandBuffer(ctx, job).launch('order_add_one', { global: [64] }, data).launch('order_add_one', { global: [64] }, data).finalize();
     ctx.startTrace();
-    await run(cb);
+    await runBuffer(cb);
     const trace = ctx.stopTrace();
     const track = trace.traceEvents.find((e) => e.ph === 'M' && e.name === 'thread_name' && String(e.args?.name).startsWith('command buffer '));
     expect(track).toBeDefined();
@@ -244,7 +239,7 @@ describe('CommandBuffer ordering on the cores', () => {
             for (let i = c.from; i < WORDS; i++) model[c.dst]![i]! += 1;
           }
         }
-        await run(cb);
+        await runBuffer(cb);
         ptrs.forEach((p, i) => expect([...ctx.hostView(p, 'int32')]).toEqual([...model[i]!]));
         expect([...host]).toEqual([...hostModel]);
         for (const p of ptrs) ctx.memFree(p);
