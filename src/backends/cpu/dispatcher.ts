@@ -224,7 +224,8 @@ export class Dispatcher {
   #versionOf(token: object, bytes: Uint8Array): number {
     let seen = this.#argsSeen.get(token);
     if (seen === undefined) this.#argsSeen.set(token, (seen = []));
-    const hit = seen.findIndex((s) => sameBytes(s.bytes, bytes));
+    // Newest first: a Map launched again with the same arguments hits at once.
+    const hit = seen.findLastIndex((s) => sameBytes(s.bytes, bytes));
     if (hit >= 0) {
       const entry = seen.splice(hit, 1)[0]!;
       seen.push(entry);
