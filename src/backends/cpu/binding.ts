@@ -67,20 +67,38 @@ function compile(names: string[], body: string, bound: unknown[]): BatchRunner {
 
 /**
  * A specialised kernel's code was recompiled away from its module, so module-scope names do not
- * exist there: a ReferenceError gets a message that says so. Other errors pass unchanged.
+ * exist there: a ReferenceError gets a message that says so. Other errors pass unchanged. A missing
+ * `__`-prefixed name is a helper that a compiler (esbuild, and so tsx) put into the source text, not
+ * a name the kernel's author wrote, so its message names the compiler instead.
  */
 function explain(err: unknown): unknown {
   if (!(err instanceof ReferenceError)) return err;
+  const missing = /^(\S+) is not defined/.exec(err.message)?.[1];
+  if (missing !== undefined && missing.startsWith('__')) {
+    return new ReferenceError(`${err.message}: this batch kernel is declared with specialize: true, so its bind() is recompiled from its source text, and ${missing} is a helper that the compiler of its module (esbuild, tsx) inserted there; pxl supplies ${Object.keys(COMPILER_HELPERS).join(', ')} only: compile the module for a newer target (ES2022 or later) or drop specialize`);
+  }
   return new ReferenceError(`${err.message}: this batch kernel is declared with specialize: true, so its bind() is recompiled from its source text and cannot use names from its module (imports, top-level constants); pass them as arguments or drop specialize`);
 }
 
 /**
+ * Module-scope helpers that esbuild (and tsx, which compiles with it and keeps function names)
+ * writes into function bodies: `__name(fn, "name")` around every named function expression. A
+ * recompiled `bind` no longer sees its module's copies, so it gets these, with the same effect.
+ */
+const COMPILER_HELPERS = {
+  __defProp: Object.defineProperty,
+  __name: (target: object, value: string) => Object.defineProperty(target, 'name', { value, configurable: true }),
+};
+
+/**
  * A fresh copy of a batch kernel's `bind`, compiled from its source so that every closure it
  * creates is the first of its code (see above). Only for kernels declared with `specialize: true`,
- * whose `bind` uses nothing from its module's scope.
+ * whose `bind` uses nothing from its module's scope but the compiler helpers above.
  */
 function recompile(bind: (...a: unknown[]) => BatchRunner): (...a: unknown[]) => BatchRunner {
   const source = bind.toString();
   const expression = /^(async\s+)?(function\b|\(|[A-Za-z_$][\w$]*\s*=>)/.test(source) ? source : `function ${source}`;
-  return new Function(`// pxl specialised bind ${serial++}\nreturn (${expression});`)() as (...a: unknown[]) => BatchRunner;
+  const names = Object.keys(COMPILER_HELPERS);
+  const factory = new Function(...names, `// pxl specialised bind ${serial++}\nreturn (${expression});`);
+  return factory(...Object.values(COMPILER_HELPERS)) as (...a: unknown[]) => BatchRunner;
 }
