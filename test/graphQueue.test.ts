@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  access, ArgumentError, box, createContext, formatDependency, formatRegion, KernelNotFoundError, RangeMapperError, StateError, subrange, TaskGraphError,
+  access, ArgumentError, box, createContext, formatDependency, formatRegion, GeometryError, KernelNotFoundError, RangeMapperError, StateError, subrange, TaskGraphError,
   type ChromeTrace, type Context, type DevicePtr, type GraphWarning, type Job, type KernelModule, type Queue, type TaskRecord, type TraceEvent,
 } from '../src/index.js';
 import type { Accessor } from '../src/graph/accessor.js';
@@ -393,7 +393,7 @@ describe('queue: host tasks', () => {
     expect(() => q.submit((cg) => cg.hostTask('nope' as never))).toThrow(new ArgumentError("hostTask needs a function to run on the host, got 'nope'"));
     expect(() => q.submit((cg) => cg.hostTask([4], undefined as never))).toThrow(new ArgumentError('hostTask needs a function to run on the host, got undefined'));
     expect(() => q.submit((cg) => cg.hostTask(f, { name: '' }))).toThrow(new ArgumentError("a host task's name must be a non-empty string, got ''"));
-    expect(() => q.submit((cg) => cg.hostTask([-1], f))).toThrow();
+    expect(() => q.submit((cg) => cg.hostTask([-1], f))).toThrow(new GeometryError('range[0] must be a non-negative integer, got -1'));
     expect(() => q.submit((cg) => { cg.read(grid, access.slice(1)); cg.hostTask(f); })).toThrow(RangeMapperError);
     expect(() => q.submit((cg) => { cg.read(grid, access.oneToOne()); cg.hostTask([4], f); })).toThrow(/^task T3 'host', buffer B1: /);
     let kept: Parameters<Parameters<Queue['submit']>[0]>[0] | undefined;

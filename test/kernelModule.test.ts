@@ -94,13 +94,18 @@ describe('Context.createModule', () => {
     await expect(ctx.createModule(new URL('brokenModule.ts', fixtures))).rejects.toThrow(ModuleLoadError);
     const job = ctx.createJob();
     job.load(await ctx.createModule(tsUrl));
-    const counts = ctx.memAlloc(4 * 64);
-    const map = job.buildMap('count_tasks', 64).setBatchSize(1);
-    await map.execute(counts);
+    const counts = ctx.memAlloc(4 * 2);
+    const threads = ctx.memAlloc(4 * 2);
+    // batchSize 1 over the Job's two cores: each core runs one task, so both must be alive.
+    const map = job.buildMap('mark_thread', 2).setBatchSize(1);
+    await map.execute(counts, threads);
     await map.synchronize();
-    expect([...ctx.hostView(counts, 'int32')]).toEqual(new Array(64).fill(1));
+    expect(job.coreCount).toBe(2);
+    expect([...ctx.hostView(counts, 'int32')]).toEqual([1, 1]);
+    expect(new Set(ctx.hostView(threads, 'int32')).size).toBe(2);
     ctx.destroyJob(job);
     ctx.memFree(counts);
+    ctx.memFree(threads);
   });
 });
 

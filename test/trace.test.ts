@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, StateError, type ChromeTrace, type Context, type DevicePtr, type Job, type KernelModule, type TraceEvent } from '../src/index.js';
-import { gateBytes, openAllGates, openGates, waitForStarted } from './fixtures/gates.js';
+import { GATE, gateBytes, openAllGates, openGates, waitForStarted } from './fixtures/gates.js';
 
 /**
  * Checks a trace against the Chrome Trace Event format as Perfetto and chrome://tracing read it:
@@ -142,19 +142,29 @@ describe('execution traces', () => {
     const first = ctx.createJob(1);
     const second = ctx.createJob(1);
     try {
+      expect([...first.subs, ...second.subs].sort()).toEqual([0, 1]);
       first.load(mod);
       second.load(mod);
       const g = gatesFor(1);
       const h = gatesFor(1);
-      const maps = [first.buildMap('gated', 1), second.buildMap('gated', 1)];
-      await maps[0]!.execute(g.ptr, alloc(4));
-      await maps[1]!.execute(h.ptr, alloc(4));
-      // Both are held at their gates at once: each Job dispatched on its own Sub.
-      await waitForStarted(g.gates, 1);
-      await waitForStarted(h.gates, 1);
+      const ran = [alloc(4), alloc(4)] as const;
+      const maps = [first.buildMap('gated', 1), second.buildMap('gated', 1)] as const;
+      ctx.startTrace();
+      await maps[0].execute(g.ptr, ran[0]);
+      await maps[1].execute(h.ptr, ran[1]);
+      // Both kernels reach their gates while both gates are still shut: neither launch waited for
+      // the other, so each Job dispatched on its own Sub.
+      await Promise.all([waitForStarted(g.gates, 1), waitForStarted(h.gates, 1)]);
+      expect([Atomics.load(g.gates, GATE), Atomics.load(h.gates, GATE)]).toEqual([0, 0]);
       openAllGates(g.gates);
       openAllGates(h.gates);
       await Promise.all(maps.map((m) => m.synchronize()));
+      const trace = ctx.stopTrace();
+      expect(ran.map((p) => ctx.hostView(p, 'int32')[0])).toEqual([1, 1]);
+      // In the trace: one batch of each launch, on different cores, overlapping in time.
+      const [x, y] = batches(trace, 'gated');
+      expect(x!.tid).not.toBe(y!.tid);
+      expect(x!.ts! < y!.ts! + y!.dur! && y!.ts! < x!.ts! + x!.dur!).toBe(true);
     } finally {
       ctx.destroyJob(first);
       ctx.destroyJob(second);
