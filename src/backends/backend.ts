@@ -79,6 +79,13 @@ export interface LaunchRequest {
    * launch fails or is cancelled, this one runs no batch and reports `cancelled`.
    */
   readonly after?: LaunchHandle;
+  /**
+   * Cancels the launch when aborted, wherever it is: a launch still waiting for the backend (for a
+   * free launch slot) is withdrawn and reports `cancelled` without running; a published one skips
+   * the batches no core has started. The backend reads it at the moment it publishes the launch,
+   * so an abort before that point can never let a batch start.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export type LaunchOutcome =

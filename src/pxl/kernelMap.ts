@@ -20,11 +20,30 @@ export interface MapSite {
   alive(): void;
 }
 
+/**
+ * One execute of a Map, from `execute()` until it settles. `phase`: 'queued' while it waits for
+ * room in its stream or for its turn there, 'started' once the stream ran it, 'settled' when it
+ * has ended (Idle, Cancelled or Fail). A run cancelled while queued settles at once; the stream's
+ * later call of it does nothing.
+ */
 interface Run {
   readonly args: readonly LaunchArg[];
-  cancelled: boolean;
+  /** Aborted by cancel() or by the Map's failure; the backend withdraws or stops the launch. */
+  readonly abort: AbortController;
+  phase: 'queued' | 'started' | 'settled';
+  readonly settled: Promise<void>;
+  markSettled: () => void;
+  /** What the run enqueued on its stream, so a run settled while queued gives its room back. */
+  op: (() => Promise<void>) | undefined;
+  stream: Stream | undefined;
   /** Present only while the Context records an execution trace. */
   readonly trace: TracedExecute | undefined;
+}
+
+function newRun(args: readonly LaunchArg[], trace: TracedExecute | undefined): Run {
+  let markSettled!: () => void;
+  const settled = new Promise<void>((r) => (markSettled = r));
+  return { args, abort: new AbortController(), phase: 'queued', settled, markSettled, op: undefined, stream: undefined, trace };
 }
 
 let nextMapId = 1;
@@ -59,14 +78,12 @@ export class KernelMap {
   #locality: LocalityMode = 'compact';
   #stream: Stream | undefined;
   #status: ExecuteStatus = 'Idle';
-  #pending = 0;
-  /** Executes accepted and not yet finished (waiting on the stream or running), oldest first. */
-  #queued: Run[] = [];
+  /** Executes not yet settled (waiting for room, queued on a stream, or running), oldest first. */
+  #runs: Run[] = [];
   #handle: LaunchHandle | undefined;
   #target = 0;
   #cachedPlan: { key: string; plan: LaunchPlan } | undefined;
   #error: PxlError | undefined;
-  #settled: (() => void)[] = [];
   #onComplete: (() => void) | undefined;
   #onMessage: ((message: unknown) => void) | undefined;
   #onError: ((error: PxlError) => void) | undefined;
@@ -179,52 +196,64 @@ export class KernelMap {
     // fail the Map (terminal) after this execute had already resolved Success.
     const launchArgs = this.#launchArgs(args);
     const stream = this.stream;
-    const run: Run = { args: launchArgs, cancelled: false, trace: this.#site.tracer()?.execute(this.kernelName, stream.id, stream.label) };
+    const run = newRun(launchArgs, this.#site.tracer()?.execute(this.kernelName, stream.id, stream.label));
     run.trace?.state('HostInit');
     const before = this.#status;
-    if (this.#pending++ === 0) this.#status = 'HostInit';
-    this.#queued.push(run);
-    if (await stream.enqueue(() => this.#run(run))) return Result.Success;
-    this.#queued.splice(this.#queued.indexOf(run), 1);
-    // The stream refused this execute. If it was the Map's only work, nothing ran since it set
-    // HostInit (a run would have moved the state on), so the Map returns to where it was.
-    if (this.#pending === 1 && this.#status === 'HostInit') this.#status = before;
-    run.trace?.end('Cancelled');
-    this.#finish();
+    if (this.#runs.length === 0) this.#status = 'HostInit';
+    this.#runs.push(run);
+    run.stream = stream;
+    run.op = () => this.#run(run);
+    if (await stream.enqueue(run.op, run.abort.signal)) return Result.Success;
+    // Refused: the stream was destroyed, or cancel() withdrew the execute, while it waited for room.
+    // If it was the Map's only work, nothing ran since it set HostInit (a run would have moved the
+    // state on), so the Map returns to where it was.
+    if (run.phase === 'queued') {
+      if (this.#runs.length === 1 && this.#status === 'HostInit') this.#status = before;
+      this.#settle(run, 'Cancelled');
+    }
     return Result.Failure;
   }
 
   /**
-   * Resolves when every execute issued so far has finished and the Map is Idle or Cancelled.
+   * Resolves when every execute issued so far has settled, and the Map is Idle or Cancelled.
    * @throws (rejects) the Map's failure (KernelError, CoreDiedError) when it reached Fail.
    */
   async synchronize(): Promise<void> {
-    if (this.#pending > 0) await new Promise<void>((r) => this.#settled.push(r));
+    if (this.#runs.length > 0) await Promise.all(this.#runs.map((r) => r.settled));
     if (this.#status === 'Fail' && this.#error !== undefined) throw this.#error;
   }
 
   /**
-   * Skips every batch not yet started (of the running launch and of executes still queued), lets
-   * batches in flight drain, and resolves once the Map is Cancelled. The Map stays reusable.
+   * Cancels every execute of this Map that has not settled: one waiting for room in its stream
+   * (that execute resolves `Result.Failure`), queued on a stream, waiting for a launch slot, or
+   * running (batches in flight drain; no other batch starts). Resolves once all of them have
+   * settled, without waiting for any other Map's launches; after that no task of them starts. The
+   * Map is then Cancelled (or still Fail) and stays reusable. Executes issued after this call are
+   * not affected.
    */
   async cancel(): Promise<void> {
-    for (const run of this.#queued) run.cancelled = true;
-    this.#handle?.cancel();
-    if (this.#pending > 0) await new Promise<void>((r) => this.#settled.push(r));
+    const runs = [...this.#runs];
+    for (const run of runs) {
+      run.abort.abort();
+      if (run.phase === 'queued') {
+        if (this.#status !== 'Fail' && !this.#runs.some((r) => r.phase === 'started')) this.#status = 'Cancelled';
+        this.#settle(run, this.#status === 'Fail' ? 'Fail' : 'Cancelled');
+      }
+    }
+    await Promise.all(runs.map((r) => r.settled));
   }
 
   async #run(run: Run): Promise<void> {
-    // The run stays in #queued until it finishes, so a cancel() that comes while the launch waits
-    // for a free launch slot (before there is a handle to cancel) still marks it.
+    // Cancelled (or skipped by the Map's failure) while it was queued: already settled.
+    if (run.phase !== 'queued') return;
+    run.phase = 'started';
     const step = (state: ExecuteStatus): void => {
+      // A launch of this Map on another stream may have failed it meanwhile: Fail is terminal.
+      if (this.#status === 'Fail') return;
       this.#status = state;
       run.trace?.state(state);
     };
     try {
-      if (run.cancelled || this.#status === 'Fail') {
-        if (run.cancelled && this.#status !== 'Fail') this.#status = 'Cancelled';
-        return;
-      }
       // A launch queued before its Job or Context was destroyed has no cores left to run on: it
       // fails with the StateError that says so (planning it over no Subs would fail obscurely).
       this.#site.alive();
@@ -236,19 +265,21 @@ export class KernelMap {
       step('Request');
       const launchId = nextLaunchId++;
       run.trace?.launched(launchId, this.taskCount, this.#batchSize);
-      this.#handle = await this.#site.backend.launch(this.#request(launchId, run.args, plan));
-      if (run.cancelled) this.#handle.cancel();
+      // The backend watches the signal from here on: a cancel() while the launch waits for a slot
+      // withdraws it before any core can see it.
+      const handle = await this.#site.backend.launch(this.#request(launchId, run.args, plan, undefined, run.abort.signal));
+      this.#handle = handle;
       step('Waiting');
-      const outcome = await this.#handle.done;
+      const outcome = await handle.done;
       // Device memory is the host's memory on this backend, so DeviceFinalize has nothing to copy;
       // HostFinalize is where callbacks run, as in PXL, so a callback sees that state.
       step('DeviceFinalize');
       step('HostFinalize');
       if (outcome.kind === 'failed') {
         this.#fail(outcome.error);
-      } else if (outcome.kind === 'cancelled' || run.cancelled) {
-        this.#status = 'Cancelled';
-      } else {
+      } else if (outcome.kind === 'cancelled' || run.abort.signal.aborted) {
+        if (this.#status !== 'Fail') this.#status = 'Cancelled';
+      } else if (this.#status !== 'Fail') {
         try {
           this.#onComplete?.();
         } catch (err) {
@@ -260,9 +291,7 @@ export class KernelMap {
     } catch (err) {
       this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
     } finally {
-      this.#queued.splice(this.#queued.indexOf(run), 1);
-      run.trace?.end(run.cancelled && this.#status !== 'Fail' ? 'Cancelled' : this.#status);
-      this.#finish();
+      this.#settle(run, run.abort.signal.aborted && this.#status !== 'Fail' ? 'Cancelled' : this.#status);
     }
   }
 
@@ -287,7 +316,7 @@ export class KernelMap {
     return handle;
   }
 
-  #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle): LaunchRequest {
+  #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle, signal?: AbortSignal): LaunchRequest {
     return {
       launchId,
       module: this.#module,
@@ -301,6 +330,7 @@ export class KernelMap {
       cores: plan.cores,
       onMessage: (m) => this.#onMessage?.(m),
       ...(after === undefined ? {} : { after }),
+      ...(signal === undefined ? {} : { signal }),
     };
   }
 
@@ -334,7 +364,12 @@ export class KernelMap {
   #fail(error: PxlError): void {
     this.#status = 'Fail';
     this.#error ??= error;
-    for (const run of this.#queued) run.cancelled = true;
+    // Fail is terminal: nothing queued behind the failing launch runs, and a launch of this Map
+    // running on another stream stops at its next batch boundary.
+    for (const run of [...this.#runs]) {
+      run.abort.abort();
+      if (run.phase === 'queued') this.#settle(run, 'Fail');
+    }
     try {
       this.#onError?.(error);
     } catch {
@@ -342,7 +377,13 @@ export class KernelMap {
     }
   }
 
-  #finish(): void {
-    if (--this.#pending === 0) for (const r of this.#settled.splice(0)) r();
+  /** Ends a run exactly once: it leaves #runs, its trace ends with `state`, its waiters wake. */
+  #settle(run: Run, state: ExecuteStatus): void {
+    if (run.phase === 'settled') return;
+    if (run.phase === 'queued' && run.op !== undefined) run.stream?.withdraw(run.op);
+    run.phase = 'settled';
+    this.#runs.splice(this.#runs.indexOf(run), 1);
+    run.trace?.end(state);
+    run.markSettled();
   }
 }

@@ -37,6 +37,15 @@ interface Flight {
 /** Placeholder for Flight.done until #complete has started. */
 const NOT_DONE: Promise<LaunchOutcome> = new Promise(() => {});
 
+/** What a launch waiting for a slot gets instead of one: the dispatcher closed, or its signal aborted. */
+const CLOSED = -1;
+const WITHDRAWN = -2;
+
+/** The handle of a launch withdrawn before it was published: no core ever saw it. */
+function cancelledHandle(): LaunchHandle {
+  return { done: Promise.resolve({ kind: 'cancelled' }), cancel: () => undefined, progress: () => ({ issued: 0, done: 0 }) };
+}
+
 export class Dispatcher {
   readonly #pool: CorePool;
   readonly #ctl: Int32Array;
@@ -77,7 +86,18 @@ export class Dispatcher {
     if (request.after !== undefined && before === undefined) {
       throw new StateError(`launch of '${request.kernelName}': it was ordered after a launch of another backend or Context`);
     }
-    const slot = this.#free.pop() ?? (await new Promise<number>((r) => this.#waiters.push(r)));
+    if (this.#closed !== undefined) throw this.#closed;
+    const signal = request.signal;
+    if (aborted(signal)) return cancelledHandle();
+    const slot = this.#free.pop() ?? (await this.#waitForSlot(signal));
+    if (slot === CLOSED) throw this.#closed!;
+    if (slot === WITHDRAWN) return cancelledHandle();
+    // Aborted between the hand-over of the slot and this continuation: nothing is published yet,
+    // so the launch is withdrawn and the slot goes on to the next launch.
+    if (aborted(signal)) {
+      this.#giveBack(slot);
+      return cancelledHandle();
+    }
     const ctl = this.#ctl;
     const sb = L.slotBase(this.#pool.cores, slot);
     const generation = (ctl[sb + L.S_GENERATION]! + 1) | 0;
@@ -123,18 +143,48 @@ export class Dispatcher {
     // cores woken later would then start late.
     for (const plan of request.cores) this.#pool.ring(plan.core);
     flight.done = this.#complete(flight);
-    const handle: LaunchHandle = {
-      done: flight.done,
-      cancel: () => {
-        // Once the launch has finished, its slot may carry another Map's launch: leave it alone.
-        if (this.#flights.get(slot) !== flight) return;
-        flight.cancelled = true;
-        Atomics.store(ctl, sb + L.S_CANCEL, 1);
-      },
-      progress: () => flight.final ?? this.#progress(flight),
+    const cancel = (): void => {
+      // Once the launch has finished, its slot may carry another Map's launch: leave it alone.
+      if (this.#flights.get(slot) !== flight) return;
+      flight.cancelled = true;
+      Atomics.store(ctl, sb + L.S_CANCEL, 1);
     };
+    if (signal !== undefined) {
+      signal.addEventListener('abort', cancel, { once: true });
+      void flight.done.then(() => signal.removeEventListener('abort', cancel));
+    }
+    const handle: LaunchHandle = { done: flight.done, cancel, progress: () => flight.final ?? this.#progress(flight) };
     this.#byHandle.set(handle, flight);
     return handle;
+  }
+
+  /**
+   * Resolves with a free slot once a launch in flight returns one; with WITHDRAWN when `signal`
+   * aborts first, with CLOSED when the dispatcher closes. A withdrawn waiter leaves the queue, so
+   * it never takes a slot another launch could use.
+   */
+  #waitForSlot(signal: AbortSignal | undefined): Promise<number> {
+    return new Promise<number>((resolve) => {
+      const withdraw = (): void => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i < 0) return; // already handed a slot: launch() gives it back
+        this.#waiters.splice(i, 1);
+        resolve(WITHDRAWN);
+      };
+      const waiter = (slot: number): void => {
+        signal?.removeEventListener('abort', withdraw);
+        resolve(slot);
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener('abort', withdraw, { once: true });
+    });
+  }
+
+  /** Hands a slot to the oldest launch waiting for one, or back to the free list. */
+  #giveBack(slot: number): void {
+    const next = this.#waiters.shift();
+    if (next !== undefined) next(slot);
+    else this.#free.push(slot);
   }
 
   /**
@@ -213,7 +263,7 @@ export class Dispatcher {
       Atomics.store(this.#ctl, remaining, 0);
       Atomics.notify(this.#ctl, remaining);
     }
-    for (const waiter of this.#waiters.splice(0)) waiter(-1);
+    for (const waiter of this.#waiters.splice(0)) waiter(CLOSED);
   }
 
   /**
@@ -269,9 +319,7 @@ export class Dispatcher {
       }
       this.#flights.delete(flight.slot);
       if (flight.request.cores.length > 0) this.#pool.release();
-      const next = this.#waiters.shift();
-      if (next !== undefined) next(flight.slot);
-      else this.#free.push(flight.slot);
+      this.#giveBack(flight.slot);
     }
   }
 
@@ -296,4 +344,9 @@ export class Dispatcher {
     });
     return { issued, done };
   }
+}
+
+/** Read through a call: an abort may come while the caller awaits, which narrowing cannot see. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
