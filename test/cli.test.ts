@@ -8,6 +8,7 @@ import { readPcfFile } from '../src/pcf/io.js';
 import { decodeNpy, type NpyArray } from '../src/pcf/npy.js';
 import { Pcf } from '../src/pcf/pcf.js';
 import { randomPcfs } from '../src/pcf/random.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 /** A stream that records what is written, as a terminal or as a pipe. */
 class Capture {
@@ -171,7 +172,7 @@ describe('pxl pdist', () => {
       return Pcf.from(points);
     });
     const reference = referencePdist(pcfs, 1.5).flat();
-    reference.forEach((v, k) => expect(Math.abs(npy.data[k]! - v)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(v))));
+    expectAllClose(npy.data, reference, { rtol: 1e-12, atol: 1e-12, what: 'pdist --p 1.5' });
   });
 
   it('prints one summary line and no bar when stderr is piped', async () => {

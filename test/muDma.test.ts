@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, KernelError, NDArray, type Context, type Job, type KernelMap } from '../src/index.js';
 import { DmaEvent, dmaRead, dmaWait, dmaWrite, mu } from '../src/mu/index.js';
 import { kernelFailure, randomFloats } from './fixtures/testData.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 let ctx: Context;
 let job: Job;
@@ -34,12 +35,8 @@ describe('DMA in work-group kernels', () => {
     // Reference: the same five float32 inputs summed in the same order in float64, divided by 5
     // and rounded to float32, one point at a time: tolerance 1e-6 absolute (values in [0, 1)).
     const p = (y: number, x: number): number => padded[y * pw + x]!;
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        const ref = (p(y + 1, x + 1) + p(y, x + 1) + p(y + 2, x + 1) + p(y + 1, x) + p(y + 1, x + 2)) / 5;
-        expect(Math.abs(got[y * w + x]! - ref), `point (${x}, ${y})`).toBeLessThanOrEqual(1e-6);
-      }
-    }
+    const ref = Array.from({ length: h }, (_, y) => Array.from({ length: w }, (_, x) => (p(y + 1, x + 1) + p(y, x + 1) + p(y + 2, x + 1) + p(y + 1, x) + p(y + 1, x + 2)) / 5));
+    expectAllClose(Array.from({ length: h }, (_, y) => got.subarray(y * w, (y + 1) * w)), ref, { atol: 1e-6, what: 'smoothed rows' });
     ctx.memFree(srcPtr);
     ctx.memFree(dstPtr);
   });

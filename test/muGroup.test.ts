@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { CommandBuffer, createContext, dispatch, Fence, KernelError, NDArray, OptionError, type Context, type Job, type KernelMap } from '../src/index.js';
 import { barrier, defineGroupKernel, getGlobalId, getGlobalSize, getGroupId, getLocalId, getLocalSize, getNumGroups, mu } from '../src/mu/index.js';
 import { kernelFailure, randomFloats } from './fixtures/testData.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 let ctx: Context;
 let job: Job;
@@ -38,11 +39,8 @@ describe('work-group kernels with barriers and local memory', () => {
     const got = ctx.hostView(sums.ptr, 'float32');
     // Reference: a float64 sequential sum of each group's float32 inputs. The tree sums in float32
     // (64 terms of magnitude < 1): tolerance 1e-5 absolute.
-    for (let g = 0; g < groups; g++) {
-      let ref = 0;
-      for (let i = g * l; i < (g + 1) * l; i++) ref += data[i]!;
-      expect(Math.abs(got[g]! - ref)).toBeLessThan(1e-5);
-    }
+    const ref = Array.from({ length: groups }, (_, g) => data.slice(g * l, (g + 1) * l).reduce((a, v) => a + v, 0));
+    expectAllClose(got, ref, { atol: 1e-5, what: 'group sums' });
     ctx.memFree(src.ptr);
     ctx.memFree(sums.ptr);
   });
@@ -64,7 +62,7 @@ describe('work-group kernels with barriers and local memory', () => {
     await fence.wait();
     // Reference: a float64 sequential sum; two float32 tree levels over values in [-1, 1): 1e-3 absolute.
     const ref = data.reduce((a, v) => a + v, 0);
-    expect(Math.abs(out[0]! - ref)).toBeLessThan(1e-3);
+    expectAllClose(out, [ref], { atol: 1e-3, what: 'total' });
     for (const a of [src, partial, total]) ctx.memFree(a.ptr);
   });
 
@@ -81,13 +79,12 @@ describe('work-group kernels with barriers and local memory', () => {
     const got = ctx.hostView(c.ptr, 'float32');
     // Reference: float64 dot products in the same k order; the kernel accumulates in float64 from
     // float32 tiles and stores float32, so only the final rounding differs: tolerance 1e-6 relative.
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let ref = 0;
-        for (let q = 0; q < k; q++) ref += av[i * k + q]! * bv[q * n + j]!;
-        expect(Math.abs(got[i * n + j]! - ref)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(ref)));
-      }
-    }
+    const ref = Array.from({ length: m }, (_, i) => Array.from({ length: n }, (_, j) => {
+      let s = 0;
+      for (let q = 0; q < k; q++) s += av[i * k + q]! * bv[q * n + j]!;
+      return s;
+    }));
+    expectAllClose(Array.from({ length: m }, (_, i) => got.subarray(i * n, (i + 1) * n)), ref, { rtol: 1e-6, atol: 1e-6, what: 'c' });
     for (const x of [a, b, c]) ctx.memFree(x.ptr);
   });
 

@@ -9,6 +9,7 @@ import type { PcfDtype } from '../src/pcf/pcf.js';
 import { pcfAt, pcfSetFrom } from '../src/pcf/pcfSet.js';
 import type { PcfSet } from '../src/pcf/pcfSet.js';
 import { randomPcfs } from '../src/pcf/random.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 const DTYPES: PcfDtype[] = ['float64', 'float32'];
 const pcfsOf = (set: PcfSet): Pcf[] => Array.from({ length: set.count }, (_, k) => pcfAt(set, k));
@@ -17,19 +18,6 @@ const pcfsOf = (set: PcfSet): Pcf[] => Array.from({ length: set.count }, (_, k) 
 function fastCdist(op: PcfOp, a: PcfSet, b: PcfSet, out: Float64Array | Float32Array = new Float64Array(a.count * b.count)): number[][] {
   for (let i = 0; i < a.count; i++) integrateRow(op, a, i, b, 0, b.count, out, i * b.count, 'none', 0, 0, integrationLimit(a.dtype));
   return Array.from({ length: a.count }, (_, i) => Array.from(out.subarray(i * b.count, (i + 1) * b.count)));
-}
-
-/** Relative closeness: |x - y| <= rel * max(|x|, |y|). */
-function expectClose(actual: number[][], expected: number[][], rel: number): void {
-  expect(actual.length).toBe(expected.length);
-  actual.forEach((row, i) =>
-    row.forEach((x, j) => {
-      const y = expected[i]![j]!;
-      if (Math.abs(x - y) > rel * Math.max(Math.abs(x), Math.abs(y))) {
-        throw new Error(`entry [${i}][${j}]: ${x} vs reference ${y} (relative tolerance ${rel})`);
-      }
-    }),
-  );
 }
 
 describe('known answers', () => {
@@ -111,7 +99,7 @@ describe('fast kernels against the brute-force reference on random PCFs', () => 
     const rel = dtype === 'float64' ? 1e-12 : 2e-7;
     for (const [name, op] of cases) {
       it(`${name} in ${dtype}`, () => {
-        expectClose(fastCdist(op, a, b), referenceCdist(pcfsOf(a), pcfsOf(b), op), rel);
+        expectAllClose(fastCdist(op, a, b), referenceCdist(pcfsOf(a), pcfsOf(b), op), { rtol: rel, what: `${name} ${dtype}` });
       });
     }
   }
@@ -143,8 +131,7 @@ describe('fast kernels against the brute-force reference on random PCFs', () => 
         const g = Pcf.from(gp);
         expect(lpDistance(f, g)).toBe(referenceCdist([f], [g], 1)[0]![0]);
         expect(l2InnerProduct(f, g)).toBe(referenceCdist([f], [g], L2_INNER)[0]![0]);
-        expect(lpDistance(f, g, 2)).toBeCloseTo(referenceCdist([f], [g], 2)[0]![0]!, 12);
-        expect(lpDistance(f, g, 3)).toBeCloseTo(referenceCdist([f], [g], 3)[0]![0]!, 12);
+        expectAllClose([lpDistance(f, g, 2), lpDistance(f, g, 3)], [referenceCdist([f], [g], 2)[0]![0]!, referenceCdist([f], [g], 3)[0]![0]!], { rtol: 1e-12 });
       }),
     );
   });
@@ -182,18 +169,19 @@ describe('skip rules', () => {
   it("'skipDiagAndAbove' computes only j < i (pdist) and leaves the rest untouched", () => {
     const got = blocked(pcfOp(1), 'skipDiagAndAbove');
     const ref = referencePdist(pcfsOf(set), 1);
-    got.forEach((row, i) => row.forEach((x, j) => (j < i ? expect(x).toBeCloseTo(ref[i]![j]!, 12) : expect(x).toBeNaN())));
+    // Skipped entries keep the NaN they started with; computed ones match the reference.
+    expectAllClose(got, ref.map((row, i) => row.map((x, j) => (j < i ? x : NaN))), { rtol: 1e-12, nanEqual: true });
   });
 
   it("'skipAbove' computes only j <= i (l2Kernel)", () => {
     const got = blocked(L2_INNER, 'skipAbove');
     const ref = referenceL2Kernel(pcfsOf(set));
-    got.forEach((row, i) => row.forEach((x, j) => (j <= i ? expect(x).toBeCloseTo(ref[i]![j]!, 12) : expect(x).toBeNaN())));
+    expectAllClose(got, ref.map((row, i) => row.map((x, j) => (j <= i ? x : NaN))), { rtol: 1e-12, nanEqual: true });
   });
 
   it("'none' computes every pair (cdist)", () => {
     const got = blocked(pcfOp(2), 'none');
-    expectClose(got, referenceCdist(pcfsOf(set), pcfsOf(set), 2), 1e-12);
+    expectAllClose(got, referenceCdist(pcfsOf(set), pcfsOf(set), 2), { rtol: 1e-12 });
   });
 
   it('compares global indices: a row whose columns all lie above the diagonal writes nothing', () => {

@@ -5,6 +5,7 @@ import { cdist, l2Kernel, pdist } from '../src/pcf/operations.js';
 import { referenceCdist, referenceL2Kernel, referencePdist } from '../src/pcf/distance.js';
 import { randomPcfs } from '../src/pcf/random.js';
 import { pcfAt, pcfSetFrom } from '../src/pcf/pcfSet.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 let ctx: Context;
 beforeAll(async () => {
@@ -39,11 +40,13 @@ describe('pdist, l2Kernel and cdist on MU cores', () => {
         for (const p of [1, 2, 3, 2.5]) {
           const d = await pdist(set, { ...small, p });
           const ref = referencePdist(pcfs, p);
-          for (let i = 1; i < set.count; i++) for (let j = 0; j < i; j++) expect(Math.abs(d.get(i, j) - ref[i]![j]!)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(ref[i]![j]!)));
+          const lower = (get: (i: number, j: number) => number) => Array.from({ length: set.count }, (_, i) => Array.from({ length: i }, (_, j) => get(i, j)));
+          expectAllClose(lower((i, j) => d.get(i, j)), lower((i, j) => ref[i]![j]!), { rtol: tol, atol: tol, what: `pdist p=${p}` });
         }
         const k = await l2Kernel(set, small);
         const kref = referenceL2Kernel(pcfs);
-        for (let i = 0; i < set.count; i++) for (let j = 0; j <= i; j++) expect(Math.abs(k.get(i, j) - kref[i]![j]!)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(kref[i]![j]!)));
+        const withDiagonal = (get: (i: number, j: number) => number) => Array.from({ length: set.count }, (_, i) => Array.from({ length: i + 1 }, (_, j) => get(i, j)));
+        expectAllClose(withDiagonal((i, j) => k.get(i, j)), withDiagonal((i, j) => kref[i]![j]!), { rtol: tol, atol: tol, what: 'l2Kernel' });
       } finally {
         for (const j of jobs) ctx.destroyJob(j);
       }
@@ -58,7 +61,8 @@ describe('pdist, l2Kernel and cdist on MU cores', () => {
     const t = await cdist(X, Y, { context: ctx, p: 2, maxOutputElements: 9, minBlockSide: 1 });
     expect(t.shape).toEqual([2, 3, 2, 2, 2]);
     const ref = referenceCdist(Array.from({ length: 6 }, (_, i) => pcfAt(xs, i)), Array.from({ length: 8 }, (_, i) => pcfAt(ys, i)), 2);
-    for (let i = 0; i < 6; i++) for (let j = 0; j < 8; j++) expect(t.data[i * 8 + j]).toBeCloseTo(ref[i]![j]!, 10);
+    expectAllClose(Array.from({ length: 6 }, (_, i) => t.data.subarray(i * 8, (i + 1) * 8)), ref, { atol: 5e-11, what: 'cdist' });
+    expect(t.data.length).toBe(48);
     const inner = await cdist(X, Y, { context: ctx, op: 'l2Inner' });
     const iref = referenceL2Kernel([...Array.from({ length: 6 }, (_, i) => pcfAt(xs, i)), ...Array.from({ length: 8 }, (_, i) => pcfAt(ys, i))]);
     expect(inner.data[0]).toBeCloseTo(iref[6]![0]!, 10);

@@ -8,6 +8,7 @@ import { pcfAt, pcfSetFrom, type PcfData, type PcfSet } from '../src/pcf/pcfSet.
 import { randomPcfs } from '../src/pcf/random.js';
 import { encodeModule } from '../src/pcf/wasm/encoder.js';
 import { WasmRows, wasmRowsAvailable, type WasmRowOp } from '../src/pcf/wasm/wasmRows.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 const UPPER = integrationLimit('float64');
 const OPS: Array<[WasmRowOp, string, PcfOp]> = [[0, 'L1', pcfOp(1)], [1, 'L2', pcfOp(2)], [2, 'L2 inner product', L2_INNER]];
@@ -73,10 +74,8 @@ describe('WebAssembly row kernels', () => {
     expect(w.setColumns(set, 0, set.count, 100)).toBe(true);
     for (const [code, , op] of OPS) {
       const ref = referenceCdist(pcfs, pcfs, op);
-      for (let i = 0; i < set.count; i++) {
-        const got = wasmRow(w, code, set, i, 0, set.count);
-        got.forEach((x, j) => expect(Math.abs(x - ref[i]![j]!)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(ref[i]![j]!))));
-      }
+      const got = Array.from({ length: set.count }, (_, i) => wasmRow(w, code, set, i, 0, set.count));
+      expectAllClose(got, ref, { rtol: 1e-12, atol: 1e-12, what: `op ${code}` });
     }
   });
 

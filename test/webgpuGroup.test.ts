@@ -9,6 +9,7 @@ import { WebGpuBackend } from '../src/backends/webgpu/index.js';
 import type { GroupGeometry } from '../src/backends/backend.js';
 import { groupConstants, type GroupLimits } from '../src/backends/webgpu/groupLaunch.js';
 import { gpu } from './fixtures/wgslGpu.js';
+import { expectAllClose } from './helpers/closeTo.js';
 
 const both = new URL('./fixtures/wgslGroupBoth.ts', import.meta.url);
 
@@ -167,7 +168,7 @@ describe.runIf(gpu.run)('work-group kernels with a WGSL body on the webgpu backe
       await map.synchronize();
       const got = await download(gpuCtx, sums, new Float32Array(4096 / l));
       const expected = Array.from({ length: 4096 / l }, (_, g) => src.subarray(g * l, (g + 1) * l).reduce((x, y) => x + y, 0));
-      got.forEach((v, g) => expect(Math.abs(v - expected[g]!), `local ${l}, group ${g}`).toBeLessThanOrEqual(1e-5 * l));
+      expectAllClose(got, expected, { atol: 1e-5 * l, what: `local ${l}, group sums` });
     }
     gpuCtx.memFree(a);
     gpuCtx.memFree(sums);
