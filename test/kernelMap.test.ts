@@ -23,10 +23,10 @@ describe('Job.buildMap', () => {
   });
 
   it.each<[string, number, string]>([
-    ['MaxTaskCount + 1', MaxTaskCount + 1, 'taskCount must be an integer in [0, 1048575], got 1048576'],
-    ['a negative taskCount', -1, 'taskCount must be an integer in [0, 1048575], got -1'],
-    ['a fractional taskCount', 2.5, 'taskCount must be an integer in [0, 1048575], got 2.5'],
-    ['NaN', Number.NaN, 'taskCount must be an integer in [0, 1048575], got NaN'],
+    ['MaxTaskCount + 1', MaxTaskCount + 1, 'taskCount must be an integer in [1, 1048575], got 1048576'],
+    ['a negative taskCount', -1, 'taskCount must be an integer in [1, 1048575], got -1'],
+    ['a fractional taskCount', 2.5, 'taskCount must be an integer in [1, 1048575], got 2.5'],
+    ['NaN', Number.NaN, 'taskCount must be an integer in [1, 1048575], got NaN'],
   ])('rejects %s with the limit in the message', (_, taskCount, message) => {
     expect(() => job.buildMap('count_tasks', taskCount)).toThrow(new OptionError(message));
   });
@@ -42,14 +42,8 @@ describe('Job.buildMap', () => {
     ctx.memFree(counts);
   });
 
-  it('completes a Map of zero tasks without calling the kernel', async () => {
-    let completed = 0;
-    const map = job.buildMap('throw_at', 0).setCompletionCallback(() => completed++);
-    expect(await map.execute(0)).toBe(Result.Success);
-    await map.synchronize();
-    expect(map.getExecuteStatus()).toBe('Idle');
-    expect(map.getProgress()).toEqual({ target: 0, issued: 0, done: 0 });
-    expect(completed).toBe(1);
+  it('refuses a Map of zero tasks when it is built: a launch with no work is skipped, not built', () => {
+    expect(() => job.buildMap('throw_at', 0)).toThrow(new OptionError(`taskCount must be an integer in [1, ${MaxTaskCount}], got 0`));
   });
 });
 

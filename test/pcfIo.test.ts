@@ -83,8 +83,8 @@ describe('parsePcfJson', () => {
     expect((err.cause as PcfError).pcfIndex).toBe(1);
     expect(formatError(() => parsePcfJson('[[[1, 1]]]')).message).toBe('PCF 0: the first breakpoint must be at time 0, but the earliest is breakpoint 0 at time 1');
     expect(formatError(() => parsePcfJson('[[[0, 1]], []]')).message).toBe('PCF 1: has no breakpoints; a PCF starts with a breakpoint at time 0');
-    // a lone empty array is an empty dimension, not an empty PCF
-    expect(parsePcfJson('[[]]').shape).toEqual([1, 0]);
+    // an empty array inside the document is a PCF with no breakpoints, refused as the API refuses it
+    expect(formatError(() => parsePcfJson('[[]]')).message).toBe('PCF 0: has no breakpoints; a PCF starts with a breakpoint at time 0');
   });
 
   it('rejects an unknown dtype with an OptionError', () => {

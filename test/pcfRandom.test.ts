@@ -113,10 +113,10 @@ describe('randomPcfs', () => {
   });
 
   it('rejects bad options with messages naming them', () => {
-    expect(() => randomPcfs({ n: -1, points: 3 })).toThrow(new OptionError('n must be an integer in [0, 4294967295], got -1'));
-    expect(() => randomPcfs({ n: 1, points: 0 })).toThrow(new OptionError('points must be an integer in [1, 4294967295], got 0'));
+    expect(() => randomPcfs({ n: -1, points: 3 })).toThrow(new OptionError('n must be an integer in [0, 2147483647], got -1'));
+    expect(() => randomPcfs({ n: 1, points: 0 })).toThrow(new OptionError('points must be an integer in [1, 2147483647], got 0'));
     expect(() => randomPcfs({ n: 1, points: 2, seed: 1.5 })).toThrow(new OptionError('seed must be an integer in [0, 9007199254740991], got 1.5'));
     expect(() => randomPcfs({ n: 1, points: 2, dtype: 'int8' as 'float32' })).toThrow(new OptionError("dtype must be one of 'float64', 'float32', got 'int8'"));
-    expect(() => randomPcfs({ n: 70_000, points: 70_000 })).toThrow(new OptionError('n * points must be at most 4294967295, got 4900000000'));
+    expect(() => randomPcfs({ n: 70_000, points: 70_000 })).toThrow(new OptionError('n * points must be at most 2147483647 (the most breakpoints a PCF set holds), got 70000 * 70000 = 4900000000; lower n or points'));
   });
 });

@@ -105,9 +105,11 @@ describe('flattenPcfTree', () => {
     expect(flattenPcfTree([[p], [p]], fail).shape).toEqual([2, 1]);
   });
 
-  it('reads empty arrays as dimensions of size 0', () => {
+  it('reads an empty top level as zero PCFs and an empty array inside it as a PCF with no breakpoints', () => {
     expect(flattenPcfTree([], fail).shape).toEqual([0]);
-    expect(flattenPcfTree([[], []], fail).shape).toEqual([2, 0]);
+    expect(flattenPcfTree([[], []], fail)).toEqual({ leaves: [[], []], shape: [2] });
+    expect(flattenPcfTree([[]], fail)).toEqual({ leaves: [[]], shape: [1] });
+    expect(flattenPcfTree([[], f], fail)).toEqual({ leaves: [[], f], shape: [2] });
   });
 
   it('keeps a PCF with a malformed first breakpoint as a leaf, for the breakpoint check to name', () => {

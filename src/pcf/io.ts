@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { InputFormatError, OptionError, PcfError } from '../core/errors.js';
-import { describe } from '../core/validate.js';
+import { ArgumentError, InputFormatError, OptionError, PcfError } from '../core/errors.js';
+import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
 import type { PcfDtype } from './pcf.js';
 import { flattenPcfTree, pcfSetFrom } from './pcfSet.js';
 import type { PcfLike, PcfSet } from './pcfSet.js';
@@ -44,7 +44,7 @@ function checkStructure(leaves: readonly unknown[], file: string | undefined): v
     for (let b = 0; b < pcf.length; b++) {
       const pair: unknown = pcf[b];
       if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'number' && typeof pair[1] === 'number') continue;
-      let got = pair;
+      let got: unknown = pair;
       if (Array.isArray(pair) && pair.length === 2) got = typeof pair[0] === 'number' ? pair[1] : pair[0];
       throw new InputFormatError(`PCF ${k}, breakpoint ${b}: expected a [t, v] pair of numbers, got ${describe(got)}`, file);
     }
@@ -62,8 +62,14 @@ function checkStructure(leaves: readonly unknown[], file: string | undefined): v
  * @example parsePcfJson('{"pcfs": [[[0, 1], [2, 0]]]}').count // 1
  */
 export function parsePcfJson(text: string, options: ParsePcfOptions = {}): PcfSet {
-  const file = options.file;
-  const dtype = checkDtype(options.dtype ?? 'float64');
+  const o = checkOptionsObject('parsePcfJson options', options, ['file', 'dtype', 'shared']);
+  if (o.file !== undefined && typeof o.file !== 'string') throw new OptionError(`file must be a string (the name messages start with), got ${describe(o.file)}`);
+  if (o.shared !== undefined) checkBoolean('shared', o.shared);
+  const file = o.file;
+  if (typeof text !== 'string') {
+    throw new ArgumentError(`parsePcfJson: text must be a string of JSON, got ${describe(text)}${(text as unknown) instanceof Uint8Array ? "; decode it first (new TextDecoder().decode(bytes)) or use readPcfFile" : ''}`);
+  }
+  const dtype = checkDtype(o.dtype ?? 'float64');
   let root: unknown;
   try {
     root = JSON.parse(text);
@@ -84,7 +90,7 @@ export function parsePcfJson(text: string, options: ParsePcfOptions = {}): PcfSe
   });
   checkStructure(leaves, file);
   try {
-    return pcfSetFrom(leaves as PcfLike[], dtype, { shape, shared: options.shared ?? false });
+    return pcfSetFrom(leaves as PcfLike[], dtype, { shape, shared: o.shared ?? false });
   } catch (err) {
     if (err instanceof PcfError) throw new InputFormatError(err.message, file, { cause: err });
     throw err;
@@ -98,6 +104,8 @@ export function parsePcfJson(text: string, options: ParsePcfOptions = {}): PcfSe
  * @example const set = await readPcfFile('data/pcfs.json', { dtype: 'float32' });
  */
 export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, 'file'> = {}): Promise<PcfSet> {
+  if (typeof path !== 'string' || path === '') throw new ArgumentError(`readPcfFile: path must be a file name, got ${describe(path)}`);
+  checkOptionsObject('readPcfFile options', options, ['dtype', 'shared']);
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -1,4 +1,5 @@
-import { InputFormatError, OptionError } from '../core/errors.js';
+import { ArgumentError, InputFormatError, OptionError, OutOfMemoryError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 
 /**
  * NumPy `.npy` files (format version 1.0) for results: a magic string, a little-endian uint16
@@ -30,11 +31,16 @@ function shapeText(shape: readonly number[]): string {
  * Encodes `data` with logical `shape` as an .npy v1.0 file (`'<f8'` or `'<f4'`,
  * `fortran_order: False`).
  *
- * @throws OptionError when the shape is not a list of non-negative integers whose product is
- *   `data.length`.
+ * @throws ArgumentError when `data` is not a Float64Array or Float32Array; OptionError when the
+ *   shape is not a list of non-negative integers whose product is `data.length`; OutOfMemoryError
+ *   when the file would not fit in one buffer.
  * @example encodeNpy(new Float64Array([1, 2, 3, 4, 5, 6]), [2, 3])
  */
 export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
+  if (!(data instanceof Float64Array) && !(data instanceof Float32Array)) {
+    throw new ArgumentError(`encodeNpy: data must be a Float64Array or a Float32Array, got ${describe(data)}`);
+  }
+  if (!Array.isArray(shape)) throw new OptionError(`shape must be a list of non-negative integers, got ${describe(shape)}`);
   let product = 1;
   for (const d of shape) {
     if (!Number.isInteger(d) || d < 0) throw new OptionError(`shape must be a list of non-negative integers, got [${shape.join(', ')}]`);
@@ -49,7 +55,14 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
   header = header + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
   if (header.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
   const dataStart = PREAMBLE + header.length;
-  const bytes = new Uint8Array(dataStart + data.byteLength);
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(dataStart + data.byteLength);
+  } catch (err) {
+    // V8 caps one buffer (2^32 elements on Node 20) below what the data may need.
+    if (!(err instanceof RangeError)) throw err;
+    throw new OutOfMemoryError(dataStart + data.byteLength, 0, `encodeNpy: an .npy file of ${dataStart + data.byteLength} bytes does not fit in one buffer (${err.message}); write the array in parts`);
+  }
   bytes.set(MAGIC, 0);
   bytes[6] = 1;
   bytes[7] = 0;
@@ -73,9 +86,11 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
  * Decodes an .npy file holding little-endian float64 or float32 in C order (what
  * {@link encodeNpy} writes; versions 1.0 and 2.0).
  *
- * @throws InputFormatError for anything else, saying what was found.
+ * @throws InputFormatError for anything else, saying what was found; ArgumentError when `bytes`
+ *   is not a Uint8Array.
  */
 export function decodeNpy(bytes: Uint8Array): NpyArray {
+  if (!(bytes instanceof Uint8Array)) throw new ArgumentError(`decodeNpy: bytes must be a Uint8Array (or a Node Buffer) of an .npy file, got ${describe(bytes)}`);
   if (bytes.length < PREAMBLE || MAGIC.some((b, k) => bytes[k] !== b)) throw new InputFormatError('not an .npy file: bad magic string');
   const major = bytes[6]!;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -29,6 +29,7 @@ import { PCF_DTYPES } from './pcf.js';
 import { planDevices, requestedDtype, type DeviceKind, type DevicePlan } from './devicePlan.js';
 import { uploadPcfSet, type DevicePcfSet } from './devicePcfSet.js';
 import { gpuKernelFor, gpuOutputBudget, GpuPcfBlockOp } from './gpuBlockOp.js';
+import { checkPairwiseOptions } from './pairwiseOptions.js';
 import { PcfBlockOp } from './pcfBlockOp.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 
@@ -125,6 +126,7 @@ const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKern
  * @throws (rejects) PcfError for an invalid PCF, OptionError for p < 1, CancelledError on abort.
  */
 export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise<DistanceMatrix> {
+  options = checkPairwiseOptions('pdist', { X }, options, ['p']);
   const op = pcfOp(options.p ?? 1);
   const plan = planDevices(options);
   const set = toSet(X, requestedDtype(plan, options));
@@ -140,6 +142,7 @@ export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise
  * @example (await l2Kernel([[[0, 4], [3, 0]], [[0, 2], [3, 0]]])).toSquare() // [[48, 24], [24, 12]]
  */
 export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Promise<SymmetricMatrix> {
+  options = checkPairwiseOptions('l2Kernel', { X }, options, []);
   const plan = planDevices(options);
   const set = toSet(X, requestedDtype(plan, options));
   const result = new SymmetricMatrix(set.count, resultDtype(set, options));
@@ -152,6 +155,7 @@ export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Prom
  * inputs are nested arrays of PCFs, or PcfSets with a shape).
  */
 export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}): Promise<DenseTensor> {
+  options = checkPairwiseOptions('cdist', { X, Y }, options, ['p', 'op']);
   const kind = checkOneOf('op', options.op ?? 'distance', ['distance', 'l2Inner']);
   const op = kind === 'l2Inner' ? L2_INNER : pcfOp(options.p ?? 1);
   const plan = planDevices(options);

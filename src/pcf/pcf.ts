@@ -1,5 +1,5 @@
 import { OptionError, PcfError } from '../core/errors.js';
-import { describe } from '../core/validate.js';
+import { checkInteger, checkOptionsObject, describe } from '../core/validate.js';
 
 /**
  * Piecewise constant functions (PCFs) with masspcf's semantics: breakpoints (t_k, v_k) with
@@ -47,7 +47,7 @@ export interface PcfFromOptions {
  * Validates the breakpoints of PCF number `index` and writes them, sorted by time, into
  * `times[at..at+n)` and `values[at..at+n)` (rounded to the arrays' precision). Returns n.
  *
- * Checks, in order: at least one breakpoint; each breakpoint a pair of numbers with a finite,
+ * Checks, in order: at least one breakpoint; each breakpoint a pair (exactly two entries) of numbers with a finite,
  * non-negative time and a finite value (also after rounding to float32); after sorting, the first
  * time is 0 and no two times are equal. Breakpoints in messages are numbered in input order.
  *
@@ -71,6 +71,11 @@ export function writeBreakpoints(
     if (pair === null || typeof pair !== 'object' || typeof pair[0] !== 'number' || typeof pair[1] !== 'number') {
       const got = pair !== null && typeof pair === 'object' ? (typeof pair[0] === 'number' ? pair[1] : pair[0]) : p;
       throw new PcfError(index, `breakpoint ${k} is not a [t, v] pair of numbers (got ${describe(got)})`);
+    }
+    // A third element is not ignored: it is most likely a column in the wrong place (as the JSON
+    // reader and the CLI refuse it too).
+    if ((pair as ArrayLike<unknown>).length !== 2) {
+      throw new PcfError(index, `breakpoint ${k} is not a [t, v] pair of numbers (got ${describe(pair)}); each breakpoint has exactly two entries, time and value`);
     }
     const t = pair[0] + 0; // +0 turns -0 into 0
     const v = pair[1];
@@ -136,18 +141,24 @@ export class Pcf {
    * @param points breakpoints; one must be at time 0.
    * @param options dtype (default `'float64'`) and the index errors name (default 0).
    * @throws PcfError when the breakpoints are empty, malformed, non-finite, negative in time,
-   *   lack time 0 or repeat a time; OptionError for an unknown dtype.
+   *   lack time 0 or repeat a time, or when `points` is not an array; OptionError for an unknown
+   *   option, a dtype other than float64 and float32, or an index that is not an integer >= 0.
    * @example Pcf.from([[2, 0], [0, 1]], { dtype: 'float32' }).times // Float32Array [0, 2]
    */
   static from(points: ArrayLike<readonly [number, number]>, options: PcfFromOptions = {}): Pcf {
-    const dtype = options.dtype ?? 'float64';
+    const o = checkOptionsObject('Pcf.from options', options, ['dtype', 'index']);
+    const dtype = o.dtype ?? 'float64';
     if (dtype !== 'float64' && dtype !== 'float32') {
       throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
+    }
+    const index = checkInteger('index', o.index ?? 0, 0, Number.MAX_SAFE_INTEGER);
+    if (points === null || typeof points !== 'object' || !Number.isSafeInteger(points.length)) {
+      throw new PcfError(index, `expected an array of [t, v] pairs, got ${describe(points)}`);
     }
     const n = points.length;
     const times = allocPcfArray(dtype, n);
     const values = allocPcfArray(dtype, n);
-    writeBreakpoints(points, options.index ?? 0, times, values, 0);
+    writeBreakpoints(points, index, times, values, 0);
     return new Pcf(dtype, times, values);
   }
 

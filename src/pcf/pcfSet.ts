@@ -1,6 +1,6 @@
 import { ArgumentError, OptionError, PcfError } from '../core/errors.js';
-import { describe } from '../core/validate.js';
-import { allocPcfArray, Pcf, writeBreakpoints } from './pcf.js';
+import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
+import { allocPcfArray, Pcf, PCF_DTYPES, writeBreakpoints } from './pcf.js';
 import type { PcfArray, PcfDtype } from './pcf.js';
 
 /**
@@ -63,12 +63,18 @@ export const MAX_SET_BREAKPOINTS = 0x7fff_ffff;
  * set.offsets // Uint32Array [0, 2, 3]
  */
 export function pcfSetFrom(pcfs: readonly PcfLike[], dtype: PcfDtype = 'float64', options: PcfSetOptions = {}): PcfSet {
+  if (!Array.isArray(pcfs)) {
+    throw new ArgumentError(`pcfSetFrom: pcfs must be an array of PCFs (each a Pcf or an array of [t, v] pairs), got ${describe(pcfs)}`);
+  }
   if (dtype !== 'float64' && dtype !== 'float32') {
     throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
   }
+  const o = checkOptionsObject('pcfSetFrom options', options, ['shape', 'shared']);
+  if (o.shape !== undefined && !Array.isArray(o.shape)) throw new OptionError(`shape must be an array of non-negative integers, got ${describe(o.shape)}`);
+  if (o.shared !== undefined) checkBoolean('shared', o.shared);
   const count = pcfs.length;
-  const shape = checkShape(options.shape ?? [count], count);
-  const shared = options.shared ?? false;
+  const shape = checkShape(o.shape ?? [count], count);
+  const shared = o.shared ?? false;
   const offsets = shared ? new Uint32Array(new SharedArrayBuffer(4 * (count + 1))) : new Uint32Array(count + 1);
   let total = 0;
   for (let k = 0; k < count; k++) {
@@ -110,6 +116,54 @@ function checkShape(shape: readonly number[], count: number): readonly number[] 
     throw new OptionError(`shape [${shape.join(', ')}] holds ${shape.length === 0 ? 'no list of' : product} PCFs, but ${count} were given`);
   }
   return Object.freeze([...shape]);
+}
+
+/**
+ * Whether `value` claims to be a {@link PcfSet} (a non-array object with `offsets` or `times`),
+ * as opposed to a list of PCFs. Such a value must then pass {@link checkPcfSet}.
+ */
+export function isPcfSetLike(value: unknown): value is PcfSet {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && ('offsets' in value || 'times' in value);
+}
+
+/**
+ * Checks a {@link PcfSet} built by hand (or changed after it was built) as thoroughly as
+ * {@link pcfSetFrom} checks its input: the layout (dtype, count, shape, offsets, array types and
+ * lengths), then every PCF (at least one breakpoint, the first at time 0, strictly increasing
+ * finite times, finite values). Linear in the breakpoints: far below the cost of any pairwise call.
+ *
+ * @param what how messages name the set, e.g. `'pdist X'`.
+ * @throws ArgumentError for a malformed layout; PcfError naming the first invalid PCF.
+ */
+export function checkPcfSet(set: PcfSet, what: string): void {
+  const bad = (message: string): never => {
+    throw new ArgumentError(`${what} is not a valid PcfSet: ${message}; build one with pcfSetFrom`);
+  };
+  if (!PCF_DTYPES.includes(set.dtype)) bad(`dtype must be one of 'float64', 'float32', got ${describe(set.dtype)}`);
+  const Arr = set.dtype === 'float32' ? Float32Array : Float64Array;
+  if (!Number.isSafeInteger(set.count) || set.count < 0) bad(`count must be an integer >= 0, got ${describe(set.count)}`);
+  const count = set.count;
+  if (!Array.isArray(set.shape) || set.shape.length === 0 || set.shape.some((d) => !Number.isInteger(d) || d < 0) || set.shape.reduce((a, d) => a * d, 1) !== count) {
+    bad(`shape must be non-negative integers whose product is count (${count}), got ${Array.isArray(set.shape) ? `[${set.shape.join(', ')}]` : describe(set.shape)}`);
+  }
+  if (!(set.offsets instanceof Uint32Array) || set.offsets.length !== count + 1) bad(`offsets must be a Uint32Array of count + 1 = ${count + 1} entries, got ${describe(set.offsets)}${set.offsets instanceof Uint32Array ? ` of length ${set.offsets.length}` : ''}`);
+  if (!(set.times instanceof Arr) || !(set.values instanceof Arr)) bad(`times and values must be ${Arr.name}s for dtype '${set.dtype}', got ${describe(set.times)} and ${describe(set.values)}`);
+  const { offsets, times, values } = set;
+  if (offsets[0] !== 0) bad(`offsets[0] must be 0, got ${offsets[0]}`);
+  const total = offsets[count]!;
+  if (times.length < total || values.length < total) bad(`offsets end at breakpoint ${total}, past the end of times (${times.length}) or values (${values.length})`);
+  for (let k = 0; k < count; k++) {
+    const start = offsets[k]!;
+    const end = offsets[k + 1]!;
+    if (end < start) bad(`offsets must not decrease, but offsets[${k + 1}] = ${end} < offsets[${k}] = ${start}`);
+    if (end === start) throw new PcfError(k, 'has no breakpoints; a PCF starts with a breakpoint at time 0');
+    if (times[start] !== 0) throw new PcfError(k, `the first breakpoint must be at time 0, got ${times[start]}`);
+    for (let b = start; b < end; b++) {
+      if (!Number.isFinite(values[b]!)) throw new PcfError(k, `breakpoint ${b - start} has a non-finite value (${values[b]})`);
+      if (b > start && !(times[b]! > times[b - 1]!)) throw new PcfError(k, `breakpoint ${b - start} has time ${times[b]}, not after the time ${times[b - 1]} of breakpoint ${b - start - 1} (times must strictly increase)`);
+      if (!Number.isFinite(times[b]!)) throw new PcfError(k, `breakpoint ${b - start} has a non-finite time (${times[b]})`);
+    }
+  }
 }
 
 /** Number of breakpoints of PCF `index` in `set`. */
@@ -173,7 +227,8 @@ function isLeaf(x: unknown): boolean {
  * Flattens a nested array of PCFs (Pcf objects or raw `[t, v]` lists) row-major and finds its
  * shape. The depth is read along the first elements: a leaf is a Pcf, or an array whose first
  * element is an array starting with a number; an array of PCFs has shape `[n]`, an array of 2
- * arrays of 3 PCFs has shape `[2, 3]`. An empty array ends the descent as a dimension of size 0,
+ * arrays of 3 PCFs has shape `[2, 3]`. An empty top level is zero PCFs; an empty array below it is
+ * a PCF with no breakpoints (left for the breakpoint checks to refuse),
  * and a non-array two levels down marks its grandparent as a (malformed) PCF, left for the
  * breakpoint checks to report. Every sub-array must have the same length as its siblings. Leaves
  * are not validated.
@@ -194,7 +249,9 @@ export function flattenPcfTree(input: unknown, fail: (message: string) => never)
       break;
     }
     shape.push(node.length);
-    if (node.length === 0 || isLeaf(node[0])) break;
+    // An empty array inside the top level is a PCF with no breakpoints (refused later by the
+    // breakpoint checks, as the API refuses it), not an empty dimension: `[[]]` is one empty PCF.
+    if (node.length === 0 || isLeaf(node[0]) || (Array.isArray(node[0]) && node[0].length === 0)) break;
     node = node[0];
   }
   const leaves: unknown[] = [];

@@ -1,8 +1,8 @@
-import { OptionError } from '../core/errors.js';
-import { checkInteger, describe } from '../core/validate.js';
+import { OptionError, OutOfMemoryError } from '../core/errors.js';
+import { checkBoolean, checkInteger, checkOptionsObject, describe } from '../core/validate.js';
 import { allocPcfArray } from './pcf.js';
-import type { PcfDtype } from './pcf.js';
-import type { PcfSet } from './pcfSet.js';
+import type { PcfArray, PcfDtype } from './pcf.js';
+import { MAX_SET_BREAKPOINTS, type PcfSet } from './pcfSet.js';
 
 /**
  * Seeded random PCFs for tests and benchmarks: the same options give the same PCFs on every
@@ -81,26 +81,42 @@ export const RANDOM_TIME_SPAN = 10;
  * [0, 10), values uniform on [0, 1) and the last value 0 (so every integral is finite). Times that
  * collide or round to 0 or 10 in the dtype are redrawn, so every PCF is valid.
  *
- * @throws OptionError for n or points out of range, a bad seed or dtype.
+ * @throws OptionError for options that are not an object, an unknown option, n or points out of
+ *   range (n * points at most {@link MAX_SET_BREAKPOINTS}), a bad seed or dtype; OutOfMemoryError
+ *   when the arrays cannot be allocated.
  * @example randomPcfs({ n: 1000, points: 100, seed: 1 }).count // 1000
  */
 export function randomPcfs(options: RandomPcfsOptions): PcfSet {
-  const n = checkInteger('n', options.n, 0, 0xffff_ffff);
-  const points = checkInteger('points', options.points, 1, 0xffff_ffff);
-  const seed = checkInteger('seed', options.seed ?? 0, 0, Number.MAX_SAFE_INTEGER);
-  const dtype = options.dtype ?? 'float64';
+  if (options === null || typeof options !== 'object') {
+    throw new OptionError(`randomPcfs options must be an object such as { n: 100, points: 10 }, got ${describe(options)}`);
+  }
+  const o = checkOptionsObject('randomPcfs options', options, ['n', 'points', 'seed', 'dtype', 'shared'], { count: 'n', breakpoints: 'points' });
+  const n = checkInteger('n', o.n, 0, MAX_SET_BREAKPOINTS);
+  const points = checkInteger('points', o.points, 1, MAX_SET_BREAKPOINTS);
+  const seed = checkInteger('seed', o.seed ?? 0, 0, Number.MAX_SAFE_INTEGER);
+  const dtype = o.dtype ?? 'float64';
   if (dtype !== 'float64' && dtype !== 'float32') {
     throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
   }
-  if (n * points > 0xffff_ffff) {
-    throw new OptionError(`n * points must be at most ${0xffff_ffff}, got ${n * points}`);
+  const shared = o.shared === undefined ? false : checkBoolean('shared', o.shared);
+  // The set must be one pdist can take: no more breakpoints than any PcfSet holds.
+  if (n * points > MAX_SET_BREAKPOINTS) {
+    throw new OptionError(`n * points must be at most ${MAX_SET_BREAKPOINTS} (the most breakpoints a PCF set holds), got ${n} * ${points} = ${n * points}; lower n or points`);
   }
-  const shared = options.shared ?? false;
   const round = dtype === 'float32' ? Math.fround : (x: number): number => x;
   const rng = new SeededRng(seed);
-  const times = allocPcfArray(dtype, n * points, shared);
-  const values = allocPcfArray(dtype, n * points, shared);
-  const offsets = shared ? new Uint32Array(new SharedArrayBuffer(4 * (n + 1))) : new Uint32Array(n + 1);
+  const bytes = n * points * 2 * (dtype === 'float32' ? 4 : 8) + 4 * (n + 1);
+  let times: PcfArray;
+  let values: PcfArray;
+  let offsets: Uint32Array;
+  try {
+    times = allocPcfArray(dtype, n * points, shared);
+    values = allocPcfArray(dtype, n * points, shared);
+    offsets = shared ? new Uint32Array(new SharedArrayBuffer(4 * (n + 1))) : new Uint32Array(n + 1);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new OutOfMemoryError(bytes, 0, `randomPcfs: ${n} PCFs of ${points} breakpoints need ${bytes} bytes, which could not be allocated (${err.message}); lower n or points`);
+  }
   const draw = new Float64Array(points);
   for (let i = 0; i < n; i++) {
     const at = i * points;

@@ -149,12 +149,15 @@ export class Context {
 
   /**
    * A TypedArray over device memory itself, with no copy: on the CPU backend device memory is
-   * shared with the host. Its length is what fits between `ptr` and the end of the allocation.
-   * @throws StateError on a backend whose memory the host cannot see.
+   * shared with the host. Its length is `length`, or what fits between `ptr` and the end of the
+   * allocation when left out.
+   * @throws StateError on a backend whose memory the host cannot see; OptionError for an unknown
+   *   dtype; ArgumentError when `length` elements reach past the end of the allocation, or when,
+   *   without `length`, the bytes to the end are not a whole number of elements.
    */
-  hostView<D extends DType>(ptr: DevicePtr, dtype: D): TypedArrayOf<D> {
+  hostView<D extends DType>(ptr: DevicePtr, dtype: D, length?: number): TypedArrayOf<D> {
     this.#alive();
-    return this.#memory.hostView(ptr, dtype);
+    return this.#memory.hostView(ptr, dtype, length);
   }
 
   /**

@@ -4,9 +4,9 @@
  * checks that it is alive before it calls any of these.
  */
 import type { Backend } from '../backends/backend.js';
-import { dtypeSize, DTYPES, type DType, type TypedArrayOf } from '../core/dtype.js';
+import { dtypeSize, DTYPE_NAMES, DTYPES, type DType, type TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, StateError } from '../core/errors.js';
-import { checkInteger } from '../core/validate.js';
+import { checkInteger, checkOneOf } from '../core/validate.js';
 import { DevicePtr } from './devicePtr.js';
 
 /** @internal The memory of one Context; its pointers name `owner` (the Context) as their owner. */
@@ -55,15 +55,29 @@ export class ContextMemory {
     await this.#backend.read(src.buffer, src.byteOffset, bytes);
   }
 
-  /** `Context.hostView`. */
-  hostView<D extends DType>(ptr: DevicePtr, dtype: D): TypedArrayOf<D> {
+  /**
+   * `Context.hostView`: `length` elements from `ptr`, or every element to the end of the
+   * allocation when it is left out. A view never silently leaves bytes off: when the bytes to the
+   * end are not a whole number of elements, `length` must say how many are meant.
+   */
+  hostView<D extends DType>(ptr: DevicePtr, dtype: D, length?: number): TypedArrayOf<D> {
     this.#own(ptr, 'hostView');
+    checkOneOf('hostView dtype', dtype, DTYPE_NAMES);
+    const size = dtypeSize(dtype);
+    const fit = Math.floor(ptr.byteLength / size);
+    if (length !== undefined) {
+      checkInteger('hostView length', length, 0, Number.MAX_SAFE_INTEGER);
+      if (length > fit) {
+        throw new ArgumentError(`hostView: ${length} ${dtype} elements (${length * size} bytes) reach past the end of the allocation, which has ${ptr.byteLength} bytes from the pointer; pass a length of at most ${fit}`);
+      }
+    } else if (ptr.byteLength % size !== 0) {
+      throw new ArgumentError(`hostView: the ${ptr.byteLength} bytes from the pointer to the end of its allocation are not a whole number of ${dtype} elements (${size} bytes each); pass a length (at most ${fit}) to view only the first elements`);
+    }
     const sab = this.#backend.hostBuffer(ptr.buffer);
     if (sab === undefined) throw new StateError(`hostView: the ${this.#backend.name} backend's memory is not visible to the host; use copyFromDevice`);
-    const size = dtypeSize(dtype);
     if (ptr.byteOffset % size !== 0) throw new ArgumentError(`hostView: byte offset ${ptr.byteOffset} is not aligned to ${dtype} (${size} bytes)`);
     const Ctor = DTYPES[dtype] as unknown as new (b: SharedArrayBuffer, o: number, n: number) => TypedArrayOf<D>;
-    return new Ctor(sab, ptr.byteOffset, Math.floor(ptr.byteLength / size));
+    return new Ctor(sab, ptr.byteOffset, length ?? fit);
   }
 
   #own(ptr: DevicePtr, op: string): void {

@@ -7,7 +7,7 @@ import type { Backend } from '../backends/backend.js';
 import { CpuBackend, type CpuBackendOptions } from '../backends/cpu/cpuBackend.js';
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { totalCores, type Topology } from '../core/topology.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { checkBoolean, checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.js';
 import { MaxTaskCount } from './launchPlan.js';
 
 /** Options of {@link createContext}. */
@@ -38,16 +38,40 @@ export interface ContextOptions {
 
 const MAX_CORES = 1024;
 
+/** Every key of {@link ContextOptions}, for the unknown-option check. */
+const CONTEXT_OPTIONS = ['backend', 'topology', 'memorySize', 'coreHeapLimitMB', 'trace'] as const;
+/** Words users reach for, and the option that does what they mean. */
+const CONTEXT_ALIASES: Readonly<Record<string, string>> = {
+  threads: 'topology', cores: 'topology', workers: 'topology', subs: 'topology', coresPerCluster: 'topology',
+  device: 'backend', gpu: 'backend', memory: 'memorySize', heap: 'coreHeapLimitMB',
+};
+const TOPOLOGY_KEYS = ['subs', 'clustersPerSub', 'coresPerCluster'] as const;
+
 /**
  * The started backend `options` select.
- * @throws (rejects) OptionError for an invalid option; DeviceUnavailableError for `'webgpu'` when
- *   no GPU adapter can be opened.
+ * @throws (rejects) OptionError for options that are not an object, an unknown option (naming
+ *   the nearest valid one), an invalid value; DeviceUnavailableError for `'webgpu'` when no GPU
+ *   adapter can be opened.
  */
-export async function createBackend(options: ContextOptions): Promise<Backend> {
-  const kind = checkOneOf('backend', options.backend ?? 'cpu', ['cpu', 'webgpu', 'auto']);
-  const cpu = kind === 'webgpu' ? undefined : cpuOptions(options);
-  const gpu = kind === 'cpu' ? undefined : await createGpuBackend(kind, options);
+export async function createBackend(options: ContextOptions | undefined): Promise<Backend> {
+  const o = checkContextOptions(options);
+  const kind = checkOneOf('backend', o.backend ?? 'cpu', ['cpu', 'webgpu', 'auto']);
+  const cpu = kind === 'webgpu' ? undefined : cpuOptions(o);
+  const gpu = kind === 'cpu' ? undefined : await createGpuBackend(kind, o);
   return gpu ?? (await CpuBackend.create(cpu!));
+}
+
+/**
+ * The shape and the types of `options`, checked before anything starts: an object (or left out)
+ * with known keys only, `topology` an object of known keys, `trace` a boolean. Ranges are checked
+ * where each backend reads them.
+ * @throws OptionError naming the option, what was given and what to pass.
+ */
+export function checkContextOptions(options: ContextOptions | undefined): ContextOptions {
+  const o = checkOptionsObject('createContext options', options, CONTEXT_OPTIONS, CONTEXT_ALIASES);
+  if (o.topology !== undefined) checkOptionsObject('topology', o.topology, TOPOLOGY_KEYS);
+  if (o.trace !== undefined) checkBoolean('trace', o.trace);
+  return o;
 }
 
 /** Validated options of the cpu backend. */
@@ -62,6 +86,10 @@ function cpuOptions(options: ContextOptions): CpuBackendOptions {
     throw new OptionError(`topology has ${totalCores(topology)} MU cores (subs × clustersPerSub × coresPerCluster); at most ${MAX_CORES} are supported`);
   }
   const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalmem() / 2), 0, Number.MAX_SAFE_INTEGER);
+  // More than the machine has can never be allocated: refuse it now rather than fail at some later memAlloc.
+  if (memorySize > totalmem()) {
+    throw new OptionError(`memorySize ${memorySize} is more than this machine's ${totalmem()} bytes of memory; pass at most ${totalmem()} (default: half of it)`);
+  }
   const heap = options.coreHeapLimitMB === undefined ? undefined : checkInteger('coreHeapLimitMB', options.coreHeapLimitMB, 16, 1 << 20);
   return { topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) };
 }

@@ -1,7 +1,8 @@
 import type { Backend } from '../backends/backend.js';
 import { KernelNotFoundError, OptionError, StateError } from '../core/errors.js';
 import type { NDRange } from '../core/ndRange.js';
-import { checkInteger } from '../core/validate.js';
+import { checkInteger, describe } from '../core/validate.js';
+import { MaxTaskCount } from './launchPlan.js';
 import type { Topology } from '../core/topology.js';
 import { KernelMap } from './kernelMap.js';
 import type { KernelModule } from './kernelModule.js';
@@ -101,6 +102,7 @@ export class Job {
    */
   buildMap(name: string, taskCount: number | NDRange): KernelMap {
     this.#alive();
+    checkBuildMapArgs(name, taskCount);
     for (const m of this.#modules) {
       const k = m.kernel(name);
       if (k !== undefined) {
@@ -151,5 +153,21 @@ export class Job {
   #alive(): void {
     this.#site.alive();
     if (this.#destroyed) throw new StateError('this Job was destroyed; create a new one with ctx.createJob()');
+  }
+}
+
+/**
+ * The argument types of `buildMap`, checked before any kernel lookup: a kernel name, and a task
+ * count of at least 1 (a Map runs its kernel taskCount times; with no work, skip the launch) or an
+ * ND-range object, whose shape `checkNDRange` checks.
+ */
+function checkBuildMapArgs(name: unknown, taskCount: unknown): void {
+  if (typeof name !== 'string' || name === '') {
+    throw new OptionError(`buildMap: name must be the name of a kernel of a loaded module (a non-empty string), got ${describe(name)}`);
+  }
+  if (typeof taskCount === 'number') {
+    checkInteger('taskCount', taskCount, 1, MaxTaskCount);
+  } else if (taskCount === null || typeof taskCount !== 'object') {
+    throw new OptionError(`buildMap: taskCount must be an integer in [1, ${MaxTaskCount}] or an ND-range { global, local }, got ${describe(taskCount)}`);
   }
 }

@@ -1,5 +1,6 @@
 import { dtypeSize, isDType, type DType, DTYPE_NAMES } from '../core/dtype.js';
 import { ArgumentError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 import { DevicePtr } from './devicePtr.js';
 
 /**
@@ -19,11 +20,16 @@ export class NDArray<D extends DType = DType> {
   /** Number of elements. */
   readonly size: number;
 
-  /** @throws ArgumentError when the shape does not fit in the pointer's allocation or is misaligned. */
+  /**
+   * @throws ArgumentError when the pointer is not a live DevicePtr, or the shape is malformed,
+   *   reaches past the end of the pointer's allocation or is misaligned.
+   */
   constructor(ptr: DevicePtr, dtype: D, shape: readonly number[]) {
     if (!(ptr instanceof DevicePtr)) throw new ArgumentError('NDArray needs a DevicePtr from Context.memAlloc as its first argument');
+    if (ptr.freed) throw new ArgumentError('NDArray: the device pointer was freed with memFree; allocate a new one');
     if (!isDType(dtype)) throw new ArgumentError(`NDArray dtype must be one of ${DTYPE_NAMES.join(', ')}, got ${String(dtype)}`);
-    if (!Array.isArray(shape) || shape.length === 0 || shape.length > 16 || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
+    if (!Array.isArray(shape)) throw new ArgumentError(`NDArray shape must be an array of 1 to 16 non-negative integers, got ${describe(shape)}`);
+    if (shape.length === 0 || shape.length > 16 || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
       throw new ArgumentError(`NDArray shape must be 1 to 16 non-negative integers, got [${String(shape)}]`);
     }
     const elem = dtypeSize(dtype);
