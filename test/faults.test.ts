@@ -85,7 +85,7 @@ describe('a core whose thread exits', () => {
     const failure = await map.synchronize().then(() => undefined, (e: unknown) => e);
     expect(failure).toBeInstanceOf(CoreDiedError);
     const err = failure as CoreDiedError;
-    expect(err.message).toBe("MU core 0 died while running kernel 'exit_core': its worker thread exited with code 3; the core was replaced and the next execute can run");
+    expect(err.message).toBe(`MU core 0 died while running kernel 'exit_core' (Map ${map.id}, task 0): its worker thread exited with code 3; the core was replaced and the next execute can run`);
     expect(err.code).toBe('PXL_CORE_DIED');
     expect([err.core, err.kernel]).toEqual([0, 'exit_core']);
     expect(map.getExecuteStatus()).toBe('Fail');
@@ -109,7 +109,7 @@ describe('a core that runs out of memory', () => {
       const failing = map.synchronize();
       await expect(failing).rejects.toThrow(CoreDiedError);
       await expect(failing).rejects.toThrow(
-        "MU core 0 died while running kernel 'exhaust_heap': its worker thread ran out of memory; the core was replaced and the next execute can run",
+        `MU core 0 died while running kernel 'exhaust_heap' (Map ${map.id}, task 0): its worker thread ran out of memory; the core was replaced and the next execute can run`,
       );
       expect(map.getExecuteStatus()).toBe('Fail');
       expect(await countTasks(small, smallJob, 8)).toEqual(new Array(8).fill(1));

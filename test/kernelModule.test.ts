@@ -90,6 +90,52 @@ describe('Context.createModule', () => {
     await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: `);
   });
 
+  it('rejects with ModuleLoadError naming the file and the SyntaxError for a module that does not parse', async () => {
+    const url = new URL('syntaxError.mjs', fixtures);
+    const loading = ctx.createModule(url);
+    await expect(loading).rejects.toThrow(ModuleLoadError);
+    await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: SyntaxError: `);
+  });
+
+  it('rejects with ModuleLoadError naming the missing export for a module that imports a name that does not exist', async () => {
+    const url = new URL('missingExport.mjs', fixtures);
+    await expect(ctx.createModule(url)).rejects.toThrow(
+      `cannot load kernel module ${url.href}: SyntaxError: The requested module './jsKernels.mjs' does not provide an export named 'no_such_kernel'`,
+    );
+  });
+
+  it('rejects with ModuleLoadError, and respawns no core forever, when the module calls process.exit while it loads', async () => {
+    const own = await createContext({ topology: { subs: 1, clustersPerSub: 1, coresPerCluster: 2 } });
+    try {
+      const url = new URL('exitAtImport.mjs', fixtures);
+      const loading = own.createModule(url);
+      await expect(loading).rejects.toThrow(ModuleLoadError);
+      await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: an MU core died while importing it: its worker thread exited with code 4`);
+      // The replacements do not import the module again: they stay up, the same threads run every
+      // later launch, and every core runs its task.
+      const job = own.createJob();
+      job.load(await own.createModule(tsUrl));
+      const threads = async (): Promise<number[]> => {
+        const counts = own.memAlloc(4 * 2);
+        const out = own.memAlloc(4 * 2);
+        const map = job.buildMap('mark_thread', 2).setBatchSize(1);
+        await map.execute(counts, out);
+        await map.synchronize();
+        expect([...own.hostView(counts, 'int32')]).toEqual([1, 1]);
+        const ids = [...own.hostView(out, 'int32')];
+        own.memFree(counts);
+        own.memFree(out);
+        return ids;
+      };
+      const first = await threads();
+      expect(new Set(first).size).toBe(2);
+      await own.createModule(jsUrl);
+      expect(await threads()).toEqual(first);
+    } finally {
+      await own.destroy();
+    }
+  });
+
   it('keeps every core working after a module failed to load', async () => {
     await expect(ctx.createModule(new URL('brokenModule.ts', fixtures))).rejects.toThrow(ModuleLoadError);
     const job = ctx.createJob();

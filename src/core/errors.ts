@@ -89,15 +89,30 @@ export class KernelError extends PxlError {
   }
 }
 
-/** The worker thread behind an MU core exited while it ran a kernel. The core has been replaced. */
+/**
+ * The worker thread behind an MU core exited while it ran a kernel. Only the launch that had the
+ * batch in progress on that core fails; `mapId` and `tasks` (first and last task of that batch)
+ * say which. The core has been replaced, unless it kept dying and was given up (`replaced` false).
+ */
 export class CoreDiedError extends PxlError {
   readonly core: number;
   readonly kernel: string | undefined;
-  constructor(core: number, kernel: string | undefined, reason: string, options?: { cause?: unknown }) {
-    const what = kernel === undefined ? '' : ` while running kernel '${kernel}'`;
-    super('PXL_CORE_DIED', `MU core ${core} died${what}: ${reason}; the core was replaced and the next execute can run`, options);
+  readonly mapId: number | undefined;
+  readonly tasks: readonly [number, number] | undefined;
+  readonly replaced: boolean;
+  constructor(core: number, kernel: string | undefined, reason: string, options?: { cause?: unknown; mapId?: number; tasks?: readonly [number, number]; replaced?: boolean }) {
+    const tasks = options?.tasks;
+    const range = tasks === undefined ? '' : tasks[0] === tasks[1] ? `, task ${tasks[0]}` : `, tasks ${tasks[0]}-${tasks[1]}`;
+    const map = options?.mapId === undefined ? '' : ` (Map ${options.mapId}${range})`;
+    const what = kernel === undefined ? '' : ` while running kernel '${kernel}'${map}`;
+    const replaced = options?.replaced ?? true;
+    const after = replaced ? 'the core was replaced and the next execute can run' : 'the core was given up; create a new Context';
+    super('PXL_CORE_DIED', `MU core ${core} died${what}: ${reason}; ${after}`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.core = core;
     this.kernel = kernel;
+    this.mapId = options?.mapId;
+    this.tasks = tasks;
+    this.replaced = replaced;
   }
 }
 

@@ -118,6 +118,11 @@ export class KernelMap {
     }
   }
 
+  /** Unique per process; the Map that error messages (CoreDiedError) and traces name. */
+  get id(): number {
+    return this.#id;
+  }
+
   get batchSize(): number {
     return this.#batchSize;
   }

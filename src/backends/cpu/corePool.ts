@@ -23,14 +23,28 @@ import(workerData.tsxUrl).then((m) => { m.register(); globalThis[Symbol.for('pxl
 
 export interface CorePoolEvents {
   onMessage(core: number, msg: CoreToHost): void;
-  /** A core's thread exited unexpectedly; it is already being replaced. */
+  /**
+   * A core's thread exited unexpectedly. Called before its replacement starts, so the replacement
+   * resumes the core's ring from wherever this handler leaves TAIL.
+   */
   onCoreDeath(core: number, reason: string, cause: unknown): void;
+  /** A core kept dying before it was ready; it is given up and will not be replaced again. */
+  onCoreLost(core: number, reason: string, cause: unknown): void;
 }
+
+/**
+ * Tries to start a replacement that dies before it is ready (it cannot import the kernel modules,
+ * say) before the core is given up; waits between them grow from RESTART_BACKOFF_MS, doubling.
+ * A core that dies while running a kernel is replaced at once: its launch took the blame.
+ */
+export const MAX_START_FAILURES = 3;
+const RESTART_BACKOFF_MS = 25;
 
 interface Core {
   worker: Worker;
   port: MessagePort;
   ready: Promise<void>;
+  isReady: boolean;
 }
 
 export class CorePool {
@@ -47,6 +61,10 @@ export class CorePool {
   #trace: HostToCore | undefined;
   #closing = false;
   #refs = 0;
+  /** Per core: replacements in a row that died before they were ready. */
+  readonly #startFailures: number[];
+  readonly #lost = new Set<number>();
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(cores: number, argsSab: SharedArrayBuffer, events: CorePoolEvents, limits?: ResourceLimits) {
     this.cores = cores;
@@ -55,14 +73,34 @@ export class CorePool {
     this.#argsSab = argsSab;
     this.#events = events;
     this.#limits = limits;
+    this.#startFailures = new Array<number>(cores).fill(0);
     for (let c = 0; c < cores; c++) Atomics.store(this.ctl, L.coreBase(c) + L.C_CURRENT, -1);
   }
 
   /** Starts every core and resolves once all are waiting for work. */
   async start(): Promise<void> {
     for (let c = 0; c < this.cores; c++) this.#cores.push(this.#spawn(c));
-    await Promise.all(this.#cores.map((c) => c.ready));
+    try {
+      await Promise.all(this.#cores.map((c) => c.ready));
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
     this.#applyRef();
+  }
+
+  /** Whether `core` was given up after its replacements kept dying. */
+  isLost(core: number): boolean {
+    return this.#lost.has(core);
+  }
+
+  /**
+   * Stops handing a module to replacement cores: its import killed a core, so every replacement
+   * would die the same way.
+   */
+  forgetModule(id: number): void {
+    const i = this.#modules.findIndex((m) => m.id === id);
+    if (i >= 0) this.#modules.splice(i, 1);
   }
 
   /** Posts a message to every core and makes sure each drains it before its next entry. */
@@ -71,7 +109,9 @@ export class CorePool {
     else if (msg.type === 'free') this.#buffers.delete(msg.id);
     else if (msg.type === 'trace') this.#trace = msg.sab === null ? undefined : msg;
     else this.#modules.push({ id: msg.id, url: msg.url });
-    for (const c of this.#cores) c.port.postMessage(msg);
+    this.#cores.forEach((c, core) => {
+      if (!this.#lost.has(core)) c.port.postMessage(msg);
+    });
     Atomics.add(this.ctl, L.H_EPOCH, 1);
     for (let c = 0; c < this.cores; c++) this.ring(c);
   }
@@ -96,6 +136,8 @@ export class CorePool {
 
   async close(): Promise<void> {
     this.#closing = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
     Atomics.store(this.ctl, L.H_SHUTDOWN, 1);
     for (let c = 0; c < this.cores; c++) this.ring(c);
     await Promise.all(this.#cores.map((c) => c.worker.terminate()));
@@ -123,28 +165,49 @@ export class CorePool {
     const options = { workerData: init, transferList: [port2], ...(this.#limits === undefined ? {} : { resourceLimits: this.#limits }) };
     const worker = fromSource ? new Worker(sourceBootstrap, { ...options, eval: true }) : new Worker(workerEntry, options);
     let lastError: unknown;
-    const ready = new Promise<void>((resolve, reject) => {
+    const entry: Core = { worker, port: port1, ready: Promise.resolve(), isReady: false };
+    entry.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (msg: CoreToHost) => {
-        if (msg.type === 'ready') resolve();
-        else this.#events.onMessage(core, msg);
+        if (msg.type === 'ready') {
+          entry.isReady = true;
+          this.#startFailures[core] = 0;
+          resolve();
+        } else {
+          this.#events.onMessage(core, msg);
+        }
       });
       worker.on('error', (err) => {
         lastError = err;
         reject(err);
       });
     });
-    ready.catch(() => undefined);
+    entry.ready.catch(() => undefined);
     // Drained at the core's first EPOCH check, which a new core always makes.
     if (this.#trace !== undefined) port1.postMessage(this.#trace);
     worker.on('exit', (code) => {
       if (this.#closing) return;
       const oom = (lastError as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
       const reason = oom ? 'its worker thread ran out of memory' : lastError !== undefined ? `its worker thread threw ${String(lastError)}` : `its worker thread exited with code ${code}`;
-      const replacement = this.#spawn(core);
-      this.#cores[core] = replacement;
-      this.#applyRef();
       this.#events.onCoreDeath(core, reason, lastError);
+      if (entry.isReady) return this.#replace(core);
+      // Died while starting: the next replacement would most likely die the same way.
+      const failures = ++this.#startFailures[core]!;
+      if (failures >= MAX_START_FAILURES) {
+        this.#lost.add(core);
+        this.#events.onCoreLost(core, `its replacement died while starting ${failures} times in a row (last: ${reason})`, lastError);
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        if (!this.#closing) this.#replace(core);
+      }, RESTART_BACKOFF_MS * 2 ** (failures - 1));
+      this.#timers.add(timer);
     });
-    return { worker, port: port1, ready };
+    return entry;
+  }
+
+  #replace(core: number): void {
+    this.#cores[core] = this.#spawn(core);
+    this.#applyRef();
   }
 }

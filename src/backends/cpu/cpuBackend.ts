@@ -48,9 +48,21 @@ export class CpuBackend implements Backend {
         else this.#dispatcher.onMessage(msg);
       },
       onCoreDeath: (core, reason, cause) => {
+        const inKernel = Atomics.load(this.#pool.ctl, L.coreBase(core) + L.C_CURRENT) >= 0;
         this.#dispatcher.onCoreDeath(core, reason, cause);
-        // The replacement imports every module at start and answers 'ready', not per module.
-        for (const [id] of this.#pending) this.#moduleAnswer(core, id, undefined, undefined);
+        // A core that dies between entries died importing the modules it had not answered for
+        // (a top-level process.exit, say): those loads fail, and replacements never import them,
+        // or every replacement would die the same way. A core that died in a kernel is not their
+        // fault; its replacement imports every module at start and answers 'ready', not per module.
+        for (const [id, pending] of this.#pending) {
+          if (!pending.waiting.has(core)) continue;
+          if (!inKernel) this.#pool.forgetModule(id);
+          this.#moduleAnswer(core, id, undefined, inKernel ? undefined : `an MU core died while importing it: ${reason}`);
+        }
+      },
+      onCoreLost: (core, reason, cause) => {
+        this.#dispatcher.onCoreLost(core, reason, cause);
+        for (const [id] of this.#pending) this.#moduleAnswer(core, id, undefined, `an MU core was given up: ${reason}`);
       },
     }, options.coreResourceLimits);
     this.#dispatcher = new Dispatcher(this.#pool, args);
@@ -108,6 +120,9 @@ export class CpuBackend implements Backend {
         settle: () => {
           this.#pending.delete(id);
           this.#pool.release();
+          // A module that failed to load is never handed to a replacement core, which would die
+          // importing it (or load it where its siblings did not).
+          if (pending.error !== undefined) this.#pool.forgetModule(id);
           if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
           else resolve({ id, url, kernels: pending.kernels ?? [] });
         },

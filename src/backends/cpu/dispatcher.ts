@@ -61,6 +61,8 @@ export class Dispatcher {
   readonly #encoded = new WeakMap<readonly LaunchArg[], Uint8Array>();
   #argsVersion = 0;
   #closed: PxlError | undefined;
+  /** Cores given up (see onCoreLost), with the error every launch that needs one fails with. */
+  readonly #lost = new Map<number, CoreDiedError>();
 
   constructor(pool: CorePool, args: SharedArrayBuffer) {
     this.#pool = pool;
@@ -87,6 +89,10 @@ export class Dispatcher {
       throw new StateError(`launch of '${request.kernelName}': it was ordered after a launch of another backend or Context`);
     }
     if (this.#closed !== undefined) throw this.#closed;
+    for (const plan of request.cores) {
+      const lost = this.#lost.get(plan.core);
+      if (lost !== undefined) throw lost;
+    }
     const signal = request.signal;
     if (aborted(signal)) return cancelledHandle();
     const slot = this.#free.pop() ?? (await this.#waitForSlot(signal));
@@ -224,31 +230,63 @@ export class Dispatcher {
   }
 
   /**
-   * A core died: every entry it had not finished (ring positions from its TAIL to its HEAD) fails,
-   * and REMAINING is decremented on its behalf so the other cores' drain completes the launch.
+   * A core died. Only the entry it was running (C_CURRENT) fails: its launch gets a CoreDiedError
+   * naming the Map, the kernel and the tasks of the batch in progress, and REMAINING is decremented
+   * on the core's behalf. Entries queued behind it on the core's ring belong to launches that never
+   * touched the core: TAIL moves just past the failed entry, and the replacement core, which starts
+   * from TAIL, runs them. Called before the replacement starts (see CorePoolEvents).
    */
   onCoreDeath(core: number, reason: string, cause: unknown): void {
     const ctl = this.#ctl;
     const cb = L.coreBase(core);
-    const head = Atomics.load(ctl, cb + L.C_HEAD);
-    const current = Atomics.load(ctl, cb + L.C_CURRENT);
-    for (let pos = Atomics.load(ctl, cb + L.C_TAIL); pos < head; pos++) {
-      const e = L.entryIndex(this.#pool.cores, core, pos);
-      const slot = ctl[e + L.E_SLOT]!;
-      if (pos === current) {
-        // The batches the core had started before it died, for the launch's progress.
-        ctl[e + L.E_ISSUED] = Atomics.load(ctl, cb + L.C_ISSUED);
-        ctl[e + L.E_DONE] = Atomics.load(ctl, cb + L.C_DONE);
-      }
-      const flight = this.#flights.get(slot);
-      const sb = L.slotBase(this.#pool.cores, slot);
-      if (flight !== undefined) flight.diedError ??= new CoreDiedError(core, flight.request.kernelName, reason, { cause });
-      Atomics.compareExchange(ctl, sb + L.S_FAILED, L.FAILED_NONE, L.FAILED_CORE_DIED);
-      Atomics.store(ctl, sb + L.S_CANCEL, 1);
-      if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
+    const pos = Atomics.load(ctl, cb + L.C_CURRENT);
+    if (pos < 0) return; // between entries (importing a module, say): no launch was on the core
+    const e = L.entryIndex(this.#pool.cores, core, pos);
+    const issued = Atomics.load(ctl, cb + L.C_ISSUED);
+    // The batches the core had started before it died, for the launch's progress.
+    ctl[e + L.E_ISSUED] = issued;
+    ctl[e + L.E_DONE] = Atomics.load(ctl, cb + L.C_DONE);
+    const slot = ctl[e + L.E_SLOT]!;
+    const flight = this.#flights.get(slot);
+    if (flight !== undefined) {
+      const r = flight.request;
+      const batch = ctl[e + L.E_FIRST_BATCH]! + Math.max(0, issued - 1) * ctl[e + L.E_BATCH_STRIDE]!;
+      const first = batch * r.batchSize;
+      const tasks = issued === 0 ? undefined : ([first, Math.min(first + r.batchSize, r.taskCount) - 1] as const);
+      flight.diedError ??= new CoreDiedError(core, r.kernelName, reason, { cause, mapId: r.mapId, ...(tasks === undefined ? {} : { tasks }) });
     }
+    this.#failEntry(slot);
     Atomics.store(ctl, cb + L.C_CURRENT, -1);
+    Atomics.store(ctl, cb + L.C_TAIL, pos + 1);
+  }
+
+  /**
+   * A core was given up: every entry left on its ring fails with a CoreDiedError saying so, and
+   * later launches planned onto it are refused (see launch).
+   */
+  onCoreLost(core: number, reason: string, cause: unknown): void {
+    // One error for the launches it takes down and the ones refused later, whichever comes first.
+    const error = new CoreDiedError(core, undefined, reason, { cause, replaced: false });
+    this.#lost.set(core, error);
+    const ctl = this.#ctl;
+    const cb = L.coreBase(core);
+    const head = Atomics.load(ctl, cb + L.C_HEAD);
+    for (let pos = Atomics.load(ctl, cb + L.C_TAIL); pos < head; pos++) {
+      const slot = ctl[L.entryIndex(this.#pool.cores, core, pos) + L.E_SLOT]!;
+      const flight = this.#flights.get(slot);
+      if (flight !== undefined) flight.diedError ??= error;
+      this.#failEntry(slot);
+    }
     Atomics.store(ctl, cb + L.C_TAIL, head);
+  }
+
+  /** Marks a launch failed and counts one of its ring entries as finished. */
+  #failEntry(slot: number): void {
+    const ctl = this.#ctl;
+    const sb = L.slotBase(this.#pool.cores, slot);
+    Atomics.compareExchange(ctl, sb + L.S_FAILED, L.FAILED_NONE, L.FAILED_CORE_DIED);
+    Atomics.store(ctl, sb + L.S_CANCEL, 1);
+    if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
   }
 
   /**

@@ -61,7 +61,9 @@ async function drain(): Promise<void> {
         post({ type: 'module', id: msg.id, kernels: await loadModule(msg.id, msg.url) });
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
-        post({ type: 'module', id: msg.id, error: { message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
+        // The class says what went wrong for syntax and link errors, whose messages alone do not.
+        const message = e.name === 'Error' ? e.message : `${e.name}: ${e.message}`;
+        post({ type: 'module', id: msg.id, error: { message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
       }
     }
   }
