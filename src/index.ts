@@ -57,7 +57,7 @@ export { encodeNpy, decodeNpy } from './pcf/npy.js';
 export type { NpyArray, NpyData } from './pcf/npy.js';
 export { randomPcfs } from './pcf/random.js';
 export type { RandomPcfsOptions } from './pcf/random.js';
-export { DistanceMatrix, SymmetricMatrix, DenseTensor } from './blocks/index.js';
+export { DistanceMatrix, SymmetricMatrix, DenseTensor, condensedIndex } from './blocks/index.js';
 export type { BlockProgress, FloatArray, FloatDType } from './blocks/index.js';
 
 // The task graph: queues, buffers, accessors and range mappers.

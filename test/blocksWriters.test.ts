@@ -4,7 +4,7 @@ import { LogicError, OptionError } from '../src/core/errors.js';
 import { BlockScheduler, type BlockInfo } from '../src/blocks/blockScheduler.js';
 import { computesPair, type TriangleSkipMode } from '../src/blocks/triangleSkip.js';
 import { DenseTensor } from '../src/blocks/denseTensor.js';
-import { DistanceMatrix } from '../src/blocks/distanceMatrix.js';
+import { condensedIndex, DistanceMatrix } from '../src/blocks/distanceMatrix.js';
 import { SymmetricMatrix } from '../src/blocks/symmetricMatrix.js';
 import { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter, type ResultWriter } from '../src/blocks/resultWriter.js';
 import type { FloatArray } from '../src/blocks/floatArray.js';
@@ -36,12 +36,14 @@ const schedule = fc.record({
 });
 
 describe('DistanceMatrix', () => {
-  it('stores (i, j) with i > j at i(i-1)/2 + j, reads symmetrically with a zero diagonal', () => {
-    const d = new DistanceMatrix(4, new Float64Array([10, 20, 21, 30, 31, 32]));
+  it("stores (i, j) with i < j in scipy's condensed order, at n*i - i*(i+1)/2 + (j - i - 1), and reads symmetrically with a zero diagonal", () => {
+    // scipy.spatial.distance.squareform([1, 2, 3, 12, 13, 23]) puts 1 at (0,1), 2 at (0,2), 3 at (0,3), 12 at (1,2), ...
+    const d = new DistanceMatrix(4, new Float64Array([1, 2, 3, 12, 13, 23]));
     expect([d.n, d.dtype, d.condensed.length]).toEqual([4, 'float64', 6]);
-    expect([d.get(1, 0), d.get(0, 1), d.get(3, 2), d.get(2, 3), d.get(2, 2)]).toEqual([10, 10, 32, 32, 0]);
-    expect(Array.from(d.toSquare().data)).toEqual([0, 10, 20, 30, 10, 0, 21, 31, 20, 21, 0, 32, 30, 31, 32, 0]);
+    expect([d.get(0, 1), d.get(1, 0), d.get(0, 3), d.get(1, 2), d.get(3, 1), d.get(2, 3), d.get(2, 2)]).toEqual([1, 1, 3, 12, 13, 23, 0]);
+    expect(Array.from(d.toSquare().data)).toEqual([0, 1, 2, 3, 1, 0, 12, 13, 2, 12, 0, 23, 3, 13, 23, 0]);
     expect(d.toSquare().shape).toEqual([4, 4]);
+    expect([0, 1, 2, 3].flatMap((i) => [0, 1, 2, 3].filter((j) => j > i).map((j) => condensedIndex(4, i, j)))).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
   it('allocates zeroed float32 storage and rejects bad sizes and indices', () => {
@@ -86,7 +88,7 @@ describe('result writers', () => {
         const out = new DistanceMatrix(n, float32 ? 'float32' : 'float64');
         runSchedule(s, 'lowerTriangleSkipDiag', new DistanceMatrixWriter(out), new Float64Array(s.maxBlockElements + 3));
         const direct = new DistanceMatrix(n);
-        for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) direct.condensed[(i * (i - 1)) / 2 + j] = valueOf(i, j);
+        for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) direct.condensed[n * j - (j * (j + 1)) / 2 + (i - j - 1)] = valueOf(i, j);
         expect(Array.from(out.condensed)).toEqual(Array.from(direct.condensed));
       }),
     );

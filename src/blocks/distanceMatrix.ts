@@ -1,20 +1,21 @@
 /**
- * A symmetric matrix with a zero diagonal, stored condensed: only the entries below the diagonal,
- * row by row, which is the layout of scipy's `squareform` vectors (up to the symmetric transpose)
- * and of masspcf's DistanceMatrix. pdist fills it.
+ * A symmetric matrix with a zero diagonal, stored condensed in scipy's order: only the entries
+ * above the diagonal, row by row, exactly the vector `scipy.spatial.distance.pdist` returns and
+ * `squareform` reads (the CLI's `--layout condensed` writes the same vector). pdist fills it.
  */
 import { checkInteger } from '../core/validate.js';
 import { DenseTensor } from './denseTensor.js';
 import { type FloatArray, type FloatDType, floatDTypeOf, floatStorage } from './floatArray.js';
 
 /**
- * Pairwise distances between `n` items. Entry (i, j) with `i > j` lives at `i * (i - 1) / 2 + j` of
- * {@link DistanceMatrix.condensed}; (j, i) reads the same value and (i, i) is always 0.
+ * Pairwise distances between `n` items. Entry (i, j) with `i < j` lives at
+ * `n*i - i*(i+1)/2 + (j - i - 1)` of {@link DistanceMatrix.condensed} (scipy's condensed order);
+ * (j, i) reads the same value and (i, i) is always 0.
  *
  * @example
- * const d = new DistanceMatrix(3); // condensed: [(1,0), (2,0), (2,1)]
- * d.condensed[2] = 4;
- * d.get(1, 2); // 4
+ * const d = new DistanceMatrix(3); // condensed: [(0,1), (0,2), (1,2)]
+ * d.condensed[1] = 4;
+ * d.get(2, 0); // 4
  * d.get(2, 2); // 0
  */
 export class DistanceMatrix {
@@ -41,7 +42,10 @@ export class DistanceMatrix {
     return floatDTypeOf(this.#condensed);
   }
 
-  /** The `n * (n - 1) / 2` entries below the diagonal, row by row; writes change the matrix. */
+  /**
+   * The `n * (n - 1) / 2` entries above the diagonal, row by row (scipy's condensed order: (i, j)
+   * with i < j at {@link condensedIndex}); writes change the matrix.
+   */
   get condensed(): FloatArray {
     return this.#condensed;
   }
@@ -55,8 +59,7 @@ export class DistanceMatrix {
     checkInteger('i', i, 0, this.#n - 1);
     checkInteger('j', j, 0, this.#n - 1);
     if (i === j) return 0;
-    const hi = Math.max(i, j);
-    return this.#condensed[(hi * (hi - 1)) / 2 + Math.min(i, j)] as number;
+    return this.#condensed[condensedIndex(this.#n, Math.min(i, j), Math.max(i, j))] as number;
   }
 
   /** The full `n x n` matrix as a new row-major tensor of the same dtype. */
@@ -65,8 +68,8 @@ export class DistanceMatrix {
     const square = new DenseTensor([n, n], this.dtype);
     const out = square.data;
     let k = 0;
-    for (let i = 1; i < n; i++) {
-      for (let j = 0; j < i; j++, k++) {
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++, k++) {
         const v = this.#condensed[k] as number;
         out[i * n + j] = v;
         out[j * n + i] = v;
@@ -74,4 +77,14 @@ export class DistanceMatrix {
     }
     return square;
   }
+}
+
+/**
+ * Where scipy's condensed order keeps entry (i, j), `0 <= i < j < n`, of an `n x n` distance
+ * matrix: `n*i - i*(i+1)/2 + (j - i - 1)`. Indices are not checked.
+ *
+ * @example condensedIndex(4, 1, 3) // 4: the order is (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
+ */
+export function condensedIndex(n: number, i: number, j: number): number {
+  return n * i - (i * (i + 1)) / 2 + (j - i - 1);
 }

@@ -11,7 +11,7 @@ export type { TriangleSkipMode } from './triangleSkip.js';
 export { FLOAT_DTYPES, allocFloatArray, floatDTypeOf } from './floatArray.js';
 export type { FloatArray, FloatDType } from './floatArray.js';
 export { DenseTensor } from './denseTensor.js';
-export { DistanceMatrix } from './distanceMatrix.js';
+export { DistanceMatrix, condensedIndex } from './distanceMatrix.js';
 export { SymmetricMatrix } from './symmetricMatrix.js';
 export { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from './resultWriter.js';
 export type { ResultWriter } from './resultWriter.js';

@@ -9,7 +9,7 @@ import { LogicError, OptionError, invariant } from '../core/errors.js';
 import { checkInteger } from '../core/validate.js';
 import type { BlockInfo } from './blockScheduler.js';
 import type { DenseTensor } from './denseTensor.js';
-import type { DistanceMatrix } from './distanceMatrix.js';
+import { condensedIndex, type DistanceMatrix } from './distanceMatrix.js';
 import type { FloatArray } from './floatArray.js';
 import type { SymmetricMatrix } from './symmetricMatrix.js';
 
@@ -51,23 +51,39 @@ function checkBlock(block: BlockInfo, buf: FloatArray, nRows: number, nCols: num
  */
 function scatterTriangle(block: BlockInfo, buf: FloatArray, storage: FloatArray, n: number, skip: 0 | 1, rule: string): void {
   checkBlock(block, buf, n, n);
+  checkSkippedZero(block, buf, skip, rule);
   const { rowFirst, rowCount, colFirst, colCount } = block;
   for (let r = 0; r < rowCount; r++) {
     const i = rowFirst + r;
     const rowStart = r * colCount;
-    const kept = Math.min(Math.max(i - skip - colFirst + 1, 0), colCount);
-    for (let c = kept; c < colCount; c++) {
-      const v = buf[rowStart + c] as number;
-      if (v !== 0) {
-        throw new LogicError(`${blockName(block)} holds ${v} at skipped entry (${i}, ${colFirst + c}); ${rule}`);
-      }
-    }
+    const kept = keptColumns(i, colFirst, colCount, skip);
     if (kept > 0) storage.set(buf.subarray(rowStart, rowStart + kept), (i * (i + 1)) / 2 - i * skip + colFirst);
   }
 }
 
+/** Columns of block row i (from colFirst) that a triangle keeps: j <= i - skip. */
+function keptColumns(i: number, colFirst: number, colCount: number, skip: 0 | 1): number {
+  return Math.min(Math.max(i - skip - colFirst + 1, 0), colCount);
+}
+
+/** A non-zero where a triangle keeps nothing means the kernel computed a pair it should have skipped. */
+function checkSkippedZero(block: BlockInfo, buf: FloatArray, skip: 0 | 1, rule: string): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  for (let r = 0; r < rowCount; r++) {
+    const i = rowFirst + r;
+    for (let c = keptColumns(i, colFirst, colCount, skip); c < colCount; c++) {
+      const v = buf[r * colCount + c] as number;
+      if (v !== 0) {
+        throw new LogicError(`${blockName(block)} holds ${v} at skipped entry (${i}, ${colFirst + c}); ${rule}`);
+      }
+    }
+  }
+}
+
 /**
- * Writes blocks into a {@link DistanceMatrix}: entries with `i > j` only.
+ * Writes blocks into a {@link DistanceMatrix}: entries with `i > j` only, each to the place of
+ * (j, i) in scipy's condensed order. Along a block column j, consecutive rows i are consecutive in
+ * that order, so each column's kept part moves as one run (read with the block's row stride).
  *
  * @example
  * const writer = new DistanceMatrixWriter(new DistanceMatrix(scheduler.nRows));
@@ -83,7 +99,19 @@ export class DistanceMatrixWriter implements ResultWriter {
   /** @throws {LogicError} as {@link ResultWriter.write}; the diagonal and upper triangle must be exactly 0. */
   write(block: BlockInfo, buf: FloatArray): void {
     const rule = 'a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0';
-    scatterTriangle(block, buf, this.#target.condensed, this.#target.n, 1, rule);
+    const n = this.#target.n;
+    checkBlock(block, buf, n, n);
+    checkSkippedZero(block, buf, 1, rule);
+    const storage = this.#target.condensed;
+    const { rowFirst, rowCount, colFirst, colCount } = block;
+    for (let c = 0; c < colCount; c++) {
+      const j = colFirst + c;
+      const r0 = Math.max(j + 1 - rowFirst, 0);
+      if (r0 >= rowCount) continue;
+      // (i, j) with i > j is scipy's (j, i), at condensedIndex(n, j, i): i - (j + 1) past (j, j + 1).
+      let at = condensedIndex(n, j, rowFirst + r0);
+      for (let r = r0; r < rowCount; r++, at++) storage[at] = buf[r * colCount + c] as number;
+    }
   }
 }
 

@@ -117,13 +117,15 @@ const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './blockKernels.ts'
 const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKernels.ts' : './wgslBlockKernels.js', import.meta.url);
 
 /**
- * Pairwise Lp distances between the PCFs of X: the compressed lower triangle without the diagonal,
- * entry (i, j), i > j, at i(i-1)/2 + j.
+ * Pairwise Lp distances between the PCFs of X, condensed in scipy's order (the vector
+ * `scipy.spatial.distance.pdist` returns): entry (i, j), i < j, at n*i - i*(i+1)/2 + (j - i - 1).
  *
  * @example
  * const d = await pdist([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]]]);
  * d.get(1, 0) // 25
- * @throws (rejects) PcfError for an invalid PCF, OptionError for p < 1, CancelledError on abort.
+ * @throws (rejects) ArgumentError when X is not a PcfSet or an array of PCFs; PcfError for an
+ *   invalid PCF; OptionError for bad options (unknown names, wrong types, p < 1); CancelledError
+ *   on abort.
  */
 export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise<DistanceMatrix> {
   options = checkPairwiseOptions('pdist', { X }, options, ['p']);
