@@ -169,7 +169,7 @@ describe('distribution over the MU cores', () => {
       fc.record({
         device: fc.constant(d),
         subs: fc.shuffledSubarray([...Array(devices[d]!.ctx.topology.subs).keys()], { minLength: 1 }),
-        taskCount: fc.integer({ min: 0, max: 3000 }),
+        taskCount: fc.integer({ min: 1, max: 3000 }),
         batchSize: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 4000 })),
         locality: fc.constantFrom<LocalityMode>('compact', 'spread'),
       }),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreDiedError, createContext, KernelError, Result, type Context, type Job } from '../src/index.js';
+import { CoreDiedError, createContext, KernelError, Result, UnsupportedError, type Context, type Job } from '../src/index.js';
 import { gateBytes, openAllGates, waitForStarted } from './fixtures/gates.js';
 
 /**
@@ -84,6 +84,41 @@ describe('a core that dies', () => {
     const failure = await failureOf(map.synchronize());
     expect(failure).toBeInstanceOf(KernelError);
     expect((failure as Error).message).toBe("kernel 'throw_value' threw at task 0: 5");
+  });
+});
+
+describe('a kernel that returns a promise', () => {
+  const notAwaited = 'the kernel returned a Promise, and MU cores do not await kernels: make the kernel synchronous (do asynchronous work on the host, before execute() or after synchronize())';
+
+  it('is refused when the Map is built, when it is declared async', () => {
+    const build = () => job.buildMap('async_rejects', 4);
+    expect(build).toThrow(UnsupportedError);
+    expect(build).toThrow(
+      "kernel 'async_rejects' is an async function: MU cores run kernels synchronously and cannot await them, so its work and failures would escape the launch; make it a plain (synchronous) function and do asynchronous work on the host",
+    );
+  });
+
+  it('fails its launch with KernelError when a plain function returns a promise that rejects, and its core lives on', async () => {
+    const map = job.buildMap('returns_rejecting_promise', 2).setBatchSize(1);
+    await map.execute();
+    const failure = await failureOf(map.synchronize());
+    expect(failure).toBeInstanceOf(KernelError);
+    expect((failure as Error).message).toBe(`kernel 'returns_rejecting_promise' threw at task 0: ${notAwaited}`);
+    expect(map.getExecuteStatus()).toBe('Fail');
+    const counts = ctx.memAlloc(4 * 2);
+    const after = job.buildMap('count_tasks', 2).setBatchSize(1);
+    await after.execute(counts);
+    await after.synchronize();
+    expect([...ctx.hostView(counts, 'int32')]).toEqual([1, 1]);
+    ctx.memFree(counts);
+  });
+
+  it('never reports success, even when the promise would resolve', async () => {
+    const counts = ctx.memAlloc(4 * 2);
+    const map = job.buildMap('returns_promise', 2).setBatchSize(1);
+    await map.execute(counts);
+    await expect(map.synchronize()).rejects.toThrow(`kernel 'returns_promise' threw at task 0: ${notAwaited}`);
+    ctx.memFree(counts);
   });
 });
 

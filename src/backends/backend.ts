@@ -15,6 +15,12 @@ export type KernelForm = 'task' | 'batch' | 'group';
 export interface KernelInfo {
   readonly name: string;
   readonly form: KernelForm;
+  /**
+   * True when the kernel's function (a task kernel's `run`, a batch kernel's `bind`, a group
+   * kernel's generator) is declared `async`: cores call kernels synchronously and cannot await
+   * it, so building a Map of it is refused.
+   */
+  readonly async?: boolean;
 }
 
 export interface ModuleInfo {

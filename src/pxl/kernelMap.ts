@@ -1,5 +1,5 @@
 import type { Backend, GroupGeometry, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest } from '../backends/backend.js';
-import { OptionError, PxlError, StateError } from '../core/errors.js';
+import { OptionError, PxlError, StateError, UnsupportedError } from '../core/errors.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
@@ -95,6 +95,9 @@ export class KernelMap {
     this.#module = module;
     this.#kernel = kernel;
     this.#form = info.form;
+    if (info.async === true) {
+      throw new UnsupportedError(`kernel '${kernelName}' is an async function: MU cores run kernels synchronously and cannot await them, so its work and failures would escape the launch; make it a plain (synchronous) function and do asynchronous work on the host`);
+    }
     if (typeof taskCount === 'number') {
       if (info.form === 'group') throw new OptionError(`kernel '${kernelName}' is a work-group kernel: build its Map with job.buildMap('${kernelName}', { global: [...], local: [...] })`);
       this.taskCount = checkInteger('taskCount', taskCount, 0, MaxTaskCount);

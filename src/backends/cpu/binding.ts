@@ -48,16 +48,30 @@ export function bindKernel(kernel: KernelDefinition, args: readonly DecodedArg[]
       throw specialize === true ? explain(err) : err;
     }
     if (typeof inner !== 'function') throw new TypeError('a batch kernel\'s bind() must return a function (firstTask, endTask) => void');
-    if (specialize !== true) return compile(['state', 'inner'], 'state.taskIdx = first; inner(first, end);', [muState, inner]);
-    return compile(['state', 'inner', 'explain'], 'state.taskIdx = first; try { inner(first, end); } catch (e) { throw explain(e); }', [muState, inner, explain]);
+    const call = 'const r = inner(first, end); if (r !== undefined) settled(r);';
+    if (specialize !== true) return compile(['state', 'inner', 'settled'], `state.taskIdx = first; ${call}`, [muState, inner, settled]);
+    return compile(['state', 'inner', 'explain', 'settled'], `state.taskIdx = first; try { ${call} } catch (e) { throw explain(e); }`, [muState, inner, explain, settled]);
   }
 
   const params = values.map((_, i) => `a${i}`);
   const views = sliced.map((_, i) => `v${i}`);
   const moves = sliced.map((v, i) => `v${i}.offset = t * ${v.size};`).join(' ');
-  const body = `for (let t = first; t < end; t++) { state.taskIdx = t; ${moves} fn(${params.join(', ')}); }`;
+  const body = `for (let t = first; t < end; t++) { state.taskIdx = t; ${moves} const r = fn(${params.join(', ')}); if (r !== undefined) settled(r); }`;
   const { run } = kernel as unknown as { run: (...a: unknown[]) => void };
-  return compile(['state', 'fn', ...params, ...views], body, [muState, run, ...values, ...sliced]);
+  return compile(['state', 'fn', 'settled', ...params, ...views], body, [muState, run, settled, ...values, ...sliced]);
+}
+
+/**
+ * Checks what a kernel call returned (only when it returned something). A core runs kernels
+ * synchronously and cannot await them, so a returned promise would let the task's work, and any
+ * rejection, escape the launch: the task fails instead, and the promise's own outcome is dropped
+ * so it cannot surface later as an unhandled rejection that kills the core.
+ */
+function settled(result: unknown): void {
+  const then = (result as { then?: unknown } | null)?.then;
+  if (typeof then !== 'function') return;
+  (then as (ok: () => void, fail: () => void) => void).call(result, () => undefined, () => undefined);
+  throw new TypeError('the kernel returned a Promise, and MU cores do not await kernels: make the kernel synchronous (do asynchronous work on the host, before execute() or after synchronize())');
 }
 
 function compile(names: string[], body: string, bound: unknown[]): BatchRunner {

@@ -43,7 +43,14 @@ async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
   const names = Object.keys(ns).filter((n) => asKernel(ns[n]) !== undefined).sort();
   const kernels = names.map((n) => asKernel(ns[n])!);
   modules.set(id, kernels);
-  return names.map((name, i) => ({ name, form: kernelForm(kernels[i]!) }));
+  return names.map((name, i) => ({ name, form: kernelForm(kernels[i]!), async: isAsync(kernels[i]!) }));
+}
+
+function isAsync(kernel: KernelDefinition): boolean {
+  const { run, bind } = kernel as { run?: unknown; bind?: unknown };
+  const fn = run ?? bind;
+  const kind = typeof fn === 'function' ? fn.constructor.name : '';
+  return kind === 'AsyncFunction' || kind === 'AsyncGeneratorFunction';
 }
 
 let epochSeen = -1;
