@@ -10,6 +10,7 @@
 import type { TriangleSkipMode } from '../blocks/index.js';
 import { defineKernel, type NDView } from '../mu/index.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
+import { lostRange } from './pairKernels.js';
 import type { PcfData } from './pcfSet.js';
 import { WasmRows, wasmRowsAvailable, type WasmRowOp } from './wasm/wasmRows.js';
 
@@ -52,6 +53,22 @@ function wasmOpFor(op: PcfOp): WasmRowOp | -1 {
   return op.p === 2 ? 1 : -1;
 }
 
+/**
+ * Whether every L2 distance of a wasm row was computed without loss of range (see `lostRange` in
+ * pairKernels.ts, here judged from the stored root). A row that fails is recomputed by the JS
+ * kernels, which fall back to the scaled kernel for the pairs that need it; the others come out
+ * bit for bit the same.
+ */
+function l2RowInRange(rows: PcfData, i: number, cols: PcfData, j0: number, jEnd: number, out: ArrayLike<number>, at: number): boolean {
+  const rowLast = rows.values[rows.offsets[i + 1]! - 1]!;
+  for (let j = j0; j < jEnd; j++) {
+    const d = out[at + j - j0]!;
+    const lastDiff = rowLast - cols.values[cols.offsets[j + 1]! - 1]!;
+    if (lostRange(d * d, lastDiff * lastDiff, lastDiff)) return false;
+  }
+  return true;
+}
+
 export const pcf_block = defineKernel({
   bind: (
     rowTimes: NDView<Float64Array>, rowValues: NDView<Float64Array>, rowOffsets: NDView<Uint32Array>,
@@ -81,6 +98,7 @@ export const pcf_block = defineKernel({
       if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
       if (jEnd <= colFirst) return;
       if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount, upper)) jsRow(r);
+      else if (wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
     };
     return (first: number, end: number) => {
       for (let r = first; r < end; r++) {

@@ -1,6 +1,7 @@
 import { OptionError } from '../core/errors.js';
 import { integratePair, L2_INNER, pcfOp } from './integrate.js';
 import type { PcfOp } from './integrate.js';
+import { lostRange } from './pairKernels.js';
 import { integrationLimit, Pcf } from './pcf.js';
 import type { PcfArray, PcfDtype } from './pcf.js';
 
@@ -71,19 +72,27 @@ function referenceIntegral(op: PcfOp, f: Pcf, g: Pcf): number {
   const dtype = sameDtype(f, g);
   const upper = integrationLimit(dtype);
   const cuts = [...new Set([...f.times, ...g.times])].sort((x, y) => x - y);
+  const pieces = cuts.map((left, k) => ({ width: (k + 1 < cuts.length ? cuts[k + 1]! : upper) - left, fv: f.evaluate(left), gv: g.evaluate(left) }));
   let sum = 0;
-  for (let k = 0; k < cuts.length; k++) {
-    const left = cuts[k]!;
-    const right = k + 1 < cuts.length ? cuts[k + 1]! : upper;
-    const fv = f.evaluate(left);
-    const gv = g.evaluate(left);
+  for (const { width, fv, gv } of pieces) {
     let y: number;
     if (op.kind === 'l1') y = Math.abs(fv - gv);
     else if (op.kind === 'lp') y = Math.pow(Math.abs(fv - gv), op.p);
     else y = fv * gv;
-    sum += (right - left) * y;
+    sum += width * y;
   }
-  const value = op.kind === 'lp' ? Math.pow(sum, 1 / op.p) : sum;
+  let value = op.kind === 'lp' ? Math.pow(sum, 1 / op.p) : sum;
+  if (op.kind === 'lp') {
+    // The same rule as the fast kernels: a sum that lost range is replaced by the scaled form
+    // m * (sum of width * (|d| / m)^p)^(1/p), m the largest |d| over pieces of positive width.
+    const last = pieces[pieces.length - 1]!;
+    const lastDiff = last.fv - last.gv;
+    if (lostRange(sum, Math.pow(Math.abs(lastDiff), op.p), lastDiff)) {
+      const m = Math.max(0, ...pieces.filter((q) => q.width > 0).map((q) => Math.abs(q.fv - q.gv)));
+      const scaled = pieces.reduce((acc, q) => acc + (q.fv === q.gv ? 0 : q.width * Math.pow(Math.abs(q.fv - q.gv) / m, op.p)), 0);
+      value = m === 0 ? 0 : m * Math.pow(scaled, 1 / op.p);
+    }
+  }
   return dtype === 'float32' ? Math.fround(value) : value;
 }
 

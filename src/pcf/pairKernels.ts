@@ -25,6 +25,11 @@
  *
  * Contract for every function: `aStart < aEnd`, `bStart < bEnd`, both PCFs valid (first time 0,
  * strictly increasing times), indices inside the arrays. Nothing is checked here.
+ *
+ * Range: |f - g|^p overflows for large differences and underflows for small ones once p is large
+ * (0.4^1000 is 0 in float64). The Lp kernels check their sum once per pair ({@link lostRange}) and
+ * recompute the few pairs that fail with {@link lpScaledPair}; the result is Infinity only when
+ * the distance itself exceeds the largest float.
  */
 
 /**
@@ -84,7 +89,9 @@ export function l2Pair(
   for (; i < aEnd; i++) { const r = aTimes[i]!; const d = fv - gv; sum += (r - t) * (d * d); t = r; fv = aValues[i]!; }
   for (; j < bEnd; j++) { const r = bTimes[j]!; const d = fv - gv; sum += (r - t) * (d * d); t = r; gv = bValues[j]!; }
   const d = fv - gv;
-  return Math.sqrt(sum + (upper - t) * (d * d));
+  const total = sum + (upper - t) * (d * d);
+  if (lostRange(total, d * d, d)) return lpScaledPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, 2);
+  return Math.sqrt(total);
 }
 
 /** |d|^p for an integer p >= 2 by repeated multiplication. */
@@ -121,7 +128,10 @@ export function lpIntPair(
   let gv = bValues[j - 1]!;
   for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * powInt(Math.abs(fv - gv), p); t = r; fv = aValues[i]!; }
   for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * powInt(Math.abs(fv - gv), p); t = r; gv = bValues[j]!; }
-  return Math.pow(sum + (upper - t) * powInt(Math.abs(fv - gv), p), 1 / p);
+  const last = powInt(Math.abs(fv - gv), p);
+  const total = sum + (upper - t) * last;
+  if (lostRange(total, last, fv - gv)) return lpScaledPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
+  return Math.pow(total, 1 / p);
 }
 
 /** Lp distance for any real p >= 1, with `Math.pow` per rectangle. Same contract as {@link l1Pair}. */
@@ -148,7 +158,85 @@ export function lpRealPair(
   let gv = bValues[j - 1]!;
   for (; i < aEnd; i++) { const r = aTimes[i]!; sum += (r - t) * Math.pow(Math.abs(fv - gv), p); t = r; fv = aValues[i]!; }
   for (; j < bEnd; j++) { const r = bTimes[j]!; sum += (r - t) * Math.pow(Math.abs(fv - gv), p); t = r; gv = bValues[j]!; }
-  return Math.pow(sum + (upper - t) * Math.pow(Math.abs(fv - gv), p), 1 / p);
+  const last = Math.pow(Math.abs(fv - gv), p);
+  const total = sum + (upper - t) * last;
+  if (lostRange(total, last, fv - gv)) return lpScaledPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
+  return Math.pow(total, 1 / p);
+}
+
+/**
+ * The smallest sum of |f - g|^p terms trusted as computed: 2^53 times the smallest normal double.
+ * Below it, terms that fell into the subnormal range (or to 0) may carry much of the true sum.
+ */
+export const LP_SAFE_SUM_MIN = 2 ** -969;
+
+/**
+ * Whether an Lp sum computed term by term may be wrong for want of range: it overflowed (a
+ * |d|^p or the sum is infinite, though the distance itself may be representable), it is 0 or so
+ * small that underflowed terms may dominate it (every |d| < 1 with a large p gives 0: the wrong
+ * zeros of `p = 1000`), or the last rectangle's |d|^p underflowed while its width (up to the
+ * largest float) would have made it count. Then {@link lpScaledPair} computes the distance.
+ * Sums that pass are used as they are, so ordinary results stay bit for bit what they were.
+ */
+export function lostRange(total: number, lastPow: number, lastDiff: number): boolean {
+  return !(total >= LP_SAFE_SUM_MIN && total < Infinity) || (lastDiff !== 0 && lastPow < LP_SAFE_SUM_MIN);
+}
+
+/**
+ * Lp distance for any p >= 1 without overflow or underflow, as robust Lp norms are computed:
+ * m = the largest |f - g| over the rectangles, then m * (integral of (|f - g| / m)^p)^(1/p). Every
+ * ratio is at most 1, so no power overflows, and the largest rectangle contributes its whole width,
+ * so the terms that underflow are negligible beside it. About twice the work of the plain kernels
+ * (two walks and a Math.pow per rectangle); used only where {@link lostRange} says they fail.
+ * Same contract as {@link l1Pair}.
+ *
+ * @example lpScaledPair(ft, fv, 0, ft.length, gt, gv, 0, gt.length, Number.MAX_VALUE, 1e6) // about max |f - g|
+ */
+export function lpScaledPair(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number, p: number,
+): number {
+  let m = 0;
+  walkRectangles(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, (w, d) => {
+    if (w > 0 && d > m) m = d;
+  });
+  if (m === 0) return 0;
+  // The scaled sum is at most the total width (upper); only its rounding can overflow, and then
+  // half widths keep it finite at the cost of one extra walk.
+  let scale = 1;
+  for (;;) {
+    let sum = 0;
+    walkRectangles(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, (w, d) => {
+      if (d !== 0) sum += w * scale * Math.pow(d / m, p);
+    });
+    if (sum < Infinity) return m * Math.pow(sum, 1 / p) * Math.pow(1 / scale, 1 / p);
+    scale /= 2;
+  }
+}
+
+/** Calls `visit(width, |f - g|)` for every rectangle of the merged walk, the last one ending at `upper`. */
+function walkRectangles(
+  aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
+  bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number,
+  visit: (width: number, diff: number) => void,
+): void {
+  let i = aStart + 1;
+  let j = bStart + 1;
+  let t = 0;
+  while (i < aEnd && j < bEnd) {
+    const ta = aTimes[i]!;
+    const tb = bTimes[j]!;
+    const tn = ta <= tb ? ta : tb;
+    visit(tn - t, Math.abs(aValues[i - 1]! - bValues[j - 1]!));
+    t = tn;
+    if (ta <= tb) i++;
+    if (tb <= ta) j++;
+  }
+  let fv = aValues[i - 1]!;
+  let gv = bValues[j - 1]!;
+  for (; i < aEnd; i++) { const r = aTimes[i]!; visit(r - t, Math.abs(fv - gv)); t = r; fv = aValues[i]!; }
+  for (; j < bEnd; j++) { const r = bTimes[j]!; visit(r - t, Math.abs(fv - gv)); t = r; gv = bValues[j]!; }
+  visit(upper - t, Math.abs(fv - gv));
 }
 
 /** L2 inner product: the integral of f * g over [0, upper). Same contract as {@link l1Pair}. */
