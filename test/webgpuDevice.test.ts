@@ -124,3 +124,33 @@ describe.runIf(gpu.run)('a webgpu Context', () => {
     }
   });
 });
+
+describe.runIf(gpu.run)("Dawn's own output", () => {
+  // Dawn writes what it finds straight to fd 2 while it enumerates adapters (on llvmpipe at least
+  // "maxDynamicUniformBuffersPerPipelineLayout artificially reduced ..."). A separate process whose
+  // stderr is a pipe to \`cat\`, as in a terminal pipeline, shows what a user would see.
+  const script = `
+    import { acquireGpuDevice } from ${JSON.stringify(new URL('../src/backends/webgpu/index.ts', import.meta.url).href)};
+    const d = await acquireGpuDevice();
+    console.error(d.route);
+    d.device.destroy();`;
+  const tsx = new URL('../node_modules/tsx/dist/esm/index.mjs', import.meta.url).href;
+  async function stderrOf(debug: string): Promise<string> {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const env = { ...process.env, PXL_DEBUG: debug, NODE: process.execPath, TSX: tsx, SCRIPT: script };
+    const { stdout } = await promisify(execFile)('sh', ['-c', '"$NODE" --import "$TSX" --input-type=module -e "$SCRIPT" 2>&1 >/dev/null | cat'], { env, timeout: 60_000 });
+    return stdout;
+  }
+
+  it('stays off the terminal, and PXL_DEBUG lets it through', async () => {
+    const quiet = await stderrOf('');
+    // Only the script's own line: the route that found the adapter.
+    expect(quiet.trim().split('\n')).toHaveLength(1);
+    const route = quiet.trim();
+    const debug = await stderrOf('1');
+    expect(debug).toContain(route);
+    // Dawn's OpenGL backend always reports the limits it lowers; other backends may say nothing.
+    if (route.includes('OpenGL')) expect(debug).toContain('artificially reduced');
+  });
+});

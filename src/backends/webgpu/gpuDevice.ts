@@ -1,5 +1,6 @@
 /// <reference types="@webgpu/types" />
 import { DeviceUnavailableError } from '../../core/errors.js';
+import { prepareDawnCapture, withDawnOutput } from './dawnOutput.js';
 
 /**
  * Adapter and device acquisition. In a browser (or any runtime with `navigator.gpu`) that is the
@@ -46,7 +47,7 @@ function loadDawn(): Promise<WebGpuPackage> {
   if (dawn === undefined) {
     const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env;
     if (env !== undefined) env.EGL_PLATFORM ??= 'surfaceless';
-    dawn = import('webgpu') as Promise<WebGpuPackage>;
+    dawn = prepareDawnCapture(env).then(() => import('webgpu') as Promise<WebGpuPackage>);
     dawn.catch(() => (dawn = undefined));
   }
   return dawn;
@@ -57,7 +58,8 @@ async function dawnInstance(flags: string[]): Promise<GPU> {
   const key = flags.join(' ');
   let gpu = instances.get(key);
   if (gpu === undefined) {
-    gpu = (await loadDawn()).create(flags);
+    const { create } = await loadDawn();
+    gpu = withDawnOutput(() => create(flags)).value;
     instances.set(key, gpu);
   }
   return gpu;
@@ -126,14 +128,20 @@ export async function acquireGpuDevice(options: AcquireOptions = {}): Promise<Gp
   const attempts: string[] = [];
   for (const route of await routes(attempts)) {
     let adapter: GPUAdapter | null;
+    // Dawn prints what it finds while it enumerates (inside requestAdapter's synchronous part);
+    // that goes into the attempt's message instead of onto the user's terminal.
+    let said = '';
     try {
-      adapter = await (await route.gpu()).requestAdapter(route.options);
+      const gpu = await route.gpu();
+      const request = withDawnOutput(() => gpu.requestAdapter(route.options));
+      said = request.said === '' ? '' : ` (Dawn said: ${request.said.replace(/\s*\n\s*/g, ' ')})`;
+      adapter = await request.value;
     } catch (err) {
-      attempts.push(`${route.name}: ${errorText(err)}`);
+      attempts.push(`${route.name}: ${errorText(err)}${said}`);
       continue;
     }
     if (adapter === null) {
-      attempts.push(`${route.name}: no adapter`);
+      attempts.push(`${route.name}: no adapter${said}`);
       continue;
     }
     const { description, software } = describeAdapter(adapter);
