@@ -2,7 +2,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OptionError, PcfError } from '../src/core/errors.js';
 import { run } from '../src/cli/main.js';
+import { pdist } from '../src/pcf/operations.js';
 import { referencePdist } from '../src/pcf/distance.js';
 import { readPcfFile } from '../src/pcf/io.js';
 import { decodeNpy, type NpyArray } from '../src/pcf/npy.js';
@@ -360,5 +362,55 @@ describe('pxl --help and --version', () => {
   it('prints the package version', async () => {
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(await pxl(['--version'])).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+  });
+});
+
+describe('pxl and the API accept and refuse the same inputs', () => {
+  it('refuses an empty PCF ([[]] is one PCF with no breakpoints, not zero PCFs), as pdist does', async () => {
+    await writeFile(at('empty-pcf.json'), '[[]]');
+    const r = await pxl(['pdist', at('empty-pcf.json'), '-o', at('d.npy')]);
+    expect(r).toEqual({ code: 1, stdout: '', stderr: `pxl: ${at('empty-pcf.json')}: PCF 0: has no breakpoints; a PCF starts with a breakpoint at time 0\n` });
+    await expect(pdist([[]] as never)).rejects.toThrow(new PcfError(0, 'has no breakpoints; a PCF starts with a breakpoint at time 0'));
+    await rm(at('empty-pcf.json'));
+  });
+
+  it('refuses a breakpoint [t, v, extra], as pdist does', async () => {
+    await writeFile(at('triple.json'), JSON.stringify([C, [[0, 1, 7]]]));
+    const r = await pxl(['pdist', at('triple.json'), '-o', at('d.npy')]);
+    expect(r).toEqual({ code: 1, stdout: '', stderr: `pxl: ${at('triple.json')}: PCF 1, breakpoint 0: expected a [t, v] pair of numbers, got an array of length 3\n` });
+    await expect(pdist([C, [[0, 1, 7]]] as never)).rejects.toThrow(
+      new PcfError(1, 'breakpoint 0 is not a [t, v] pair of numbers (got an array of length 3); each breakpoint has exactly two entries, time and value'),
+    );
+    await rm(at('triple.json'));
+  });
+
+  it("writes --layout condensed in the order of the API's DistanceMatrix.condensed", async () => {
+    expect((await pxl(['pdist', at('known.json'), '-o', at('c.npy'), '--layout', 'condensed'])).code).toBe(0);
+    const api = await pdist([A, B, C, D]);
+    expect(Array.from((await readNpy('c.npy')).data)).toEqual(Array.from(api.condensed));
+    expect(Array.from(api.condensed)).toEqual(CONDENSED);
+  });
+
+  it('gives no wrong zeros for --p 1000 and --p 1e6: every off-diagonal distance is the API\'s, and positive', async () => {
+    const set = randomPcfs({ n: 40, points: 10, seed: 5 });
+    await writeFile(at('p40.json'), JSON.stringify(Array.from({ length: 40 }, (_, i) => Array.from({ length: 10 }, (_, k) => [set.times[i * 10 + k], set.values[i * 10 + k]]))));
+    for (const p of ['1000', '1e6']) {
+      expect((await pxl(['pdist', at('p40.json'), '-o', at('d.npy'), '--p', p, '--layout', 'condensed', '-q'])).code).toBe(0);
+      const cli = Array.from((await readNpy('d.npy')).data);
+      const api = Array.from((await pdist(set, { p: Number(p) })).condensed);
+      expect(cli).toEqual(api);
+      expect(cli.filter((d) => !(d > 0 && d < 1))).toEqual([]);
+      await rm(at('d.npy'));
+    }
+    await rm(at('p40.json'));
+  });
+
+  it('refuses random-pcfs beyond what a PCF set holds before allocating anything, with exit code 2', async () => {
+    const r = await pxl(['random-pcfs', '--n', '40000000', '--points', '100', '-o', at('r.json')]);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: 'pxl: --n 40000000 --points 100 make 4000000000 breakpoints; a PCF set holds at most 2147483647, so lower --n or --points\n' });
+    expect(() => randomPcfs({ n: 40_000_000, points: 100 })).toThrow(
+      new OptionError('n * points must be at most 2147483647 (the most breakpoints a PCF set holds), got 40000000 * 100 = 4000000000; lower n or points'),
+    );
+    expect(await written()).toEqual([]);
   });
 });

@@ -2,14 +2,16 @@
  * The subcommands. Each one validates its options, reads its inputs, calls one pxl operation and
  * writes the result; all computing is the library's.
  */
+import { totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
+import { OutOfMemoryError } from '../core/errors.js';
 import { readPcfFile } from '../pcf/io.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
-import type { PcfSet } from '../pcf/pcfSet.js';
+import { MAX_SET_BREAKPOINTS, type PcfSet } from '../pcf/pcfSet.js';
 import { randomPcfs } from '../pcf/random.js';
 import { checkWritable } from './atomicFile.js';
 import { MATRIX_LAYOUTS, type MatrixLayout, scipyCondensed, squareLayout } from './layouts.js';
@@ -144,8 +146,8 @@ async function cdistCommand(env: CommandEnv, x: string, y: string, options: Cdis
     inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
     pairs: xs.count * ys.count,
     compute: (onProgress) => cdist(xs, ys, {
-      op: options.op === 'l2-inner' ? 'l2Inner' : 'distance',
-      p: options.p,
+      // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
+      ...(options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p }),
       dtype: options.dtype,
       signal: env.signal,
       ...(onProgress && { onProgress }),
@@ -163,6 +165,15 @@ interface RandomOptions {
 }
 
 async function randomPcfsCommand(env: CommandEnv, options: RandomOptions): Promise<void> {
+  const breakpoints = options.n * options.points;
+  if (breakpoints > MAX_SET_BREAKPOINTS) {
+    throw new UsageError(`--n ${options.n} --points ${options.points} make ${breakpoints} breakpoints; a PCF set holds at most ${MAX_SET_BREAKPOINTS}, so lower --n or --points`);
+  }
+  // Times and values in float64, and offsets: refused before allocating what the machine cannot hold.
+  const bytes = breakpoints * 16 + 4 * (options.n + 1);
+  if (bytes > totalmem()) {
+    throw new OutOfMemoryError(bytes, totalmem(), `--n ${options.n} --points ${options.points} need ${bytes} bytes of memory, more than this machine's ${totalmem()}; lower --n or --points`);
+  }
   await prepareOutput(options.output, [], ['json']);
   const set = randomPcfs({ n: options.n, points: options.points, seed: options.seed, dtype: 'float64' });
   await writePcfsJson(options.output, set, env.signal);
@@ -205,7 +216,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
 
   program.command('random-pcfs')
     .description('Seeded random PCFs as demo data: times in [0, 10), values in [0, 1), the last value 0')
-    .requiredOption('--n <n>', 'number of PCFs', integerParser(0))
+    .requiredOption('--n <n>', `number of PCFs (n × points at most ${MAX_SET_BREAKPOINTS}, the most breakpoints a PCF set holds)`, integerParser(0))
     .requiredOption('--points <m>', 'breakpoints per PCF', integerParser(1))
     .addOption(new Option('--seed <s>', 'generator seed; the same seed gives the same PCFs everywhere').default(0).argParser(integerParser(0)))
     .addOption(new Option('-o, --output <file>', 'JSON file to write, as {"pcfs": [...]}').makeOptionMandatory())

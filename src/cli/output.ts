@@ -44,6 +44,9 @@ export function outputFormatOf(path: string, allowed: readonly OutputFormat[] = 
 const CHUNK_CHARS = 1 << 20;
 
 /** Collects text and hands it to the sink in large chunks. */
+/** Breakpoints turned into text at a time: a run stays far below V8's longest string. */
+const PAIRS_PER_RUN = 1 << 16;
+
 class ChunkedText {
   readonly #sink: FileSink;
   #parts: string[] = [];
@@ -154,9 +157,15 @@ export async function writePcfsJson(path: string, set: PcfSet, signal?: AbortSig
     const text = new ChunkedText(sink);
     await text.add('{"pcfs": [');
     for (let i = 0; i < set.count; i++) {
-      const pairs: string[] = [];
-      for (let k = set.offsets[i]!; k < set.offsets[i + 1]!; k++) pairs.push(`[${format(set.times[k]!)},${format(set.values[k]!)}]`);
-      await text.add(`${i > 0 ? ',' : ''}\n[${pairs.join(',')}]`);
+      await text.add(`${i > 0 ? ',' : ''}\n[`);
+      // A PCF may have more breakpoints than one string can hold as text: add it in runs.
+      const end = set.offsets[i + 1]!;
+      for (let k = set.offsets[i]!; k < end; k += PAIRS_PER_RUN) {
+        const pairs: string[] = [];
+        for (let b = k; b < Math.min(end, k + PAIRS_PER_RUN); b++) pairs.push(`[${format(set.times[b]!)},${format(set.values[b]!)}]`);
+        await text.add(`${k > set.offsets[i]! ? ',' : ''}${pairs.join(',')}`);
+      }
+      await text.add(']');
     }
     await text.add('\n]}\n');
     await text.flush();
