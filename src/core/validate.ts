@@ -93,7 +93,9 @@ export function nearest(word: string, candidates: readonly string[]): string | u
   let bestDistance = Infinity;
   for (const c of candidates) {
     const lc = c.toLowerCase();
-    const d = lc.includes(w) || w.includes(lc) ? Math.abs(lc.length - w.length) / 4 : editDistance(w, lc);
+    // Containment counts only for words long enough to mean something ('p' is in 'dtype').
+    const contains = Math.min(w.length, lc.length) >= 3 && (lc.includes(w) || w.includes(lc));
+    const d = contains ? Math.abs(lc.length - w.length) / 4 : editDistance(w, lc);
     if (d < bestDistance) {
       best = c;
       bestDistance = d;
