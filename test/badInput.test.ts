@@ -27,7 +27,7 @@ import {
 } from '../src/index.js';
 import { nearest } from '../src/core/validate.js';
 
-const X = [[[0, 1], [2, 0]], [[0, 3], [1, 0]]];
+const X: [number, number][][] = [[[0, 1], [2, 0]], [[0, 3], [1, 0]]];
 const MEM = 4096;
 
 let ctx: Context;
