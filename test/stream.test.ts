@@ -403,7 +403,7 @@ describe('destroying the Job or the Context', () => {
       expect(await onDefault).toBe(Result.Failure);
       expect(await onCustom).toBe(Result.Failure);
       await destroyed;
-      await expect(held.synchronize()).rejects.toThrow(new StateError('the Context was destroyed while this launch was in flight'));
+      await expect(held.synchronize()).rejects.toThrow(new StateError('this Context was destroyed; create a new one with createContext()'));
       await expect(other.synchronize()).rejects.toThrow(StateError);
       expect(held.getExecuteStatus()).toBe('Fail');
       // Rejections nobody handled surface after a turn of the event loop.

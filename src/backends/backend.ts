@@ -153,5 +153,9 @@ export interface Backend {
   drainTrace(): { records: BatchRecord[]; dropped: number };
   /** Backend-specific figures reported by `Context.getAttribute`. */
   describe(): Record<string, string | number>;
-  destroy(): Promise<void>;
+  /**
+   * Ends every core and releases the device. Launches in flight and module loads still pending
+   * fail with `error` (the Context's destroy error) where given.
+   */
+  destroy(error?: PxlError): Promise<void>;
 }

@@ -18,7 +18,7 @@ interface FailedPart extends Part {
 export type TaskRun = () => Promise<void>;
 
 /** Where a task is on its way through the executor. */
-type NodeState = 'waiting' | 'ready' | 'running' | 'done' | 'failed';
+type NodeState = 'waiting' | 'ready' | 'running' | 'done' | 'failed' | 'aborted';
 
 interface Node {
   readonly task: TaskRecord;
@@ -152,6 +152,22 @@ export class Executor {
     }
   }
 
+  /**
+   * Settles every task not yet finished with `error` (the Context was destroyed): waiting and ready
+   * tasks never run, running ones are no longer awaited (what they do later is ignored), and
+   * `wait()` rejects with `error`. Nothing runs after this.
+   */
+  abort(error: PxlError): void {
+    const nodes = [...this.#nodes.values()];
+    this.#nodes.clear();
+    this.#ready.length = 0;
+    this.#running = 0;
+    for (const node of nodes) node.state = 'aborted';
+    for (const node of nodes) this.#settle(node, error);
+    if (nodes.length > 0) this.#unreported.push(error);
+    for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
   #makeReady(node: Node): void {
     node.state = 'ready';
     this.#ready.push(node);
@@ -177,6 +193,7 @@ export class Executor {
   }
 
   #finish(node: Node): void {
+    if (node.state === 'aborted') return;
     this.#running--;
     node.state = 'done';
     this.#nodes.delete(node.task.id);
@@ -197,6 +214,7 @@ export class Executor {
   }
 
   #fail(node: Node, error: PxlError, root: boolean): void {
+    if (node.state === 'aborted') return;
     if (node.state === 'running') this.#running--;
     node.state = 'failed';
     this.#nodes.delete(node.task.id);

@@ -116,6 +116,8 @@ export class Queue {
   readonly #modules: KernelModule[] = [];
   readonly #buffers: GraphBuffer[] = [];
   #destroyed = false;
+  /** Unregisters the queue's teardown from its Context. */
+  readonly #unwatch: () => void;
 
   /**
    * @internal Use `ctx.createQueue()`.
@@ -144,6 +146,8 @@ export class Queue {
     this.#onTask = options.onTask;
     if (options.debugBounds !== undefined && typeof options.debugBounds !== 'boolean') throw new OptionError(`debugBounds must be a boolean, got ${describe(options.debugBounds)}`);
     this.#debugBounds = options.debugBounds ?? false;
+    // Tasks and fences still outstanding when the Context goes settle with its StateError.
+    this.#unwatch = ctx.onDestroy((error) => this.#executor.abort(error));
   }
 
   /** The Job whose cores run the kernels. */
@@ -286,6 +290,7 @@ export class Queue {
    *   task, with the kernel's error as cause).
    */
   async wait(): Promise<void> {
+    this.#ctx.checkAlive();
     await this.#executor.wait();
   }
 
@@ -296,6 +301,7 @@ export class Queue {
   async destroy(): Promise<void> {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    this.#unwatch();
     await this.#executor.wait().catch(() => undefined);
     this.#launcher.destroy();
     for (const b of this.#buffers.splice(0)) this.#ctx.memFree(b.array.ptr);
@@ -359,6 +365,7 @@ export class Queue {
   }
 
   #alive(): void {
+    this.#ctx.checkAlive();
     if (this.#destroyed) throw new StateError('this queue was destroyed; create a new one with ctx.createQueue()');
   }
 }

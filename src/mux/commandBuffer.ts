@@ -70,6 +70,11 @@ export class CommandBuffer {
     this.#track = { id, label: `command buffer ${id}` };
   }
 
+  /** @internal The Context the buffer records for. */
+  get context(): Context {
+    return this.#ctx;
+  }
+
   get state(): CommandBufferState {
     return this.#state;
   }

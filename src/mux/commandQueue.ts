@@ -1,4 +1,4 @@
-import { CommandBufferError, StateError } from '../core/errors.js';
+import { StateError, type PxlError } from '../core/errors.js';
 import type { NDRange } from '../core/ndRange.js';
 import { checkInteger } from '../core/validate.js';
 import type { KernelArg } from '../pxl/arguments.js';
@@ -54,6 +54,8 @@ const SPARE_BUFFERS = 2;
  * and blocking reads reject with the first failure (a CommandBufferError with `reason: 'failed'`),
  * and `enqueue*` and `flush()` throw a StateError naming it, until `reset()`. Commands enqueued
  * after the failing one but before the queue learnt of it do not run either.
+ * When the Context is destroyed, submitted buffers settle with its StateError, which `finish()`
+ * and blocking reads then reject with; every later call throws (or rejects with) it too.
  *
  * Memory: the queue holds its open buffer, the semaphore of the last submitted buffer and a couple
  * of completed buffers kept for reuse; submitted buffers are released as they complete.
@@ -82,7 +84,7 @@ export class CommandQueue {
   #inFlight = 0;
   #spare: CommandBuffer[] = [];
   /** The first failure of a submitted buffer; sticky until reset(). */
-  #failure: CommandBufferError | undefined;
+  #failure: PxlError | undefined;
   /** Woken when #inFlight drops to 0. */
   #idle: (() => void)[] = [];
 
@@ -113,7 +115,7 @@ export class CommandQueue {
   }
 
   /** The first failure of a submitted buffer, or undefined while the queue is healthy. */
-  get failure(): CommandBufferError | undefined {
+  get failure(): PxlError | undefined {
     return this.#failure;
   }
 
@@ -231,6 +233,7 @@ export class CommandQueue {
 
   /** Records through `record` into the open buffer, then flushes when the buffer is full. */
   #record(op: string, record: (cb: CommandBuffer) => unknown): this {
+    this.#ctx.checkAlive();
     this.#healthy(op);
     const cb = (this.#open ??= this.#spare.pop() ?? new CommandBuffer(this.#ctx, this.#job));
     record(cb); // throws before recording anything on bad input
@@ -246,7 +249,7 @@ export class CommandQueue {
   }
 
   /** Dispatch callback of each submitted buffer, called in submission order. */
-  #completed(cb: CommandBuffer, error: CommandBufferError | undefined): void {
+  #completed(cb: CommandBuffer, error: PxlError | undefined): void {
     // The first failure is the one with reason 'failed'; the later buffers only report it upstream.
     if (error !== undefined) this.#failure ??= error;
     // Keep a few completed buffers for the next batches; the state check guards the reuse in case

@@ -9,13 +9,16 @@ export interface DispatchOptions {
   readonly wait?: readonly Semaphore[];
   /** Semaphores signalled after the commands and the dispatch callback (failed if the dispatch failed). */
   readonly signal?: readonly Semaphore[];
-  /** Completed last, after the signal semaphores; failed with the dispatch's CommandBufferError. */
+  /**
+   * Completed last, after the signal semaphores; failed with the dispatch's CommandBufferError, or
+   * with the Context's StateError when the Context is destroyed before the dispatch completed.
+   */
   readonly fence?: Fence;
   /**
    * Called once the commands finished (or the dispatch failed), before the signal semaphores and
    * the fence; gets the failure, if any. An exception it throws is reported as a warning.
    */
-  readonly callback?: (error: CommandBufferError | undefined) => void;
+  readonly callback?: (error: PxlError | undefined) => void;
 }
 
 /**
@@ -26,9 +29,12 @@ export interface DispatchOptions {
  *
  * Failure: when a command fails, the rest of the buffer is skipped and the callback, semaphores and
  * fence receive a CommandBufferError (`reason: 'failed'`). When a `wait` semaphore is failed, the
- * buffer does not run and passes the failure on (`reason: 'upstream'`) in the same order.
+ * buffer does not run and passes the failure on (`reason: 'upstream'`) in the same order. When the
+ * buffer's Context is destroyed before the dispatch completed (it may wait on a semaphore nobody
+ * will signal), they receive the Context's StateError at once, and the dispatch is over.
  *
- * @throws StateError (synchronously, nothing dispatched) when the buffer is not finalized or is
+ * @throws StateError (synchronously, nothing dispatched) when the buffer's Context was destroyed,
+ *   when the buffer is not finalized or is
  *   still dispatched, or the fence is pending with another dispatch; ArgumentError for a wait or
  *   signal entry that is not a Semaphore.
  * @example
@@ -42,6 +48,8 @@ export interface DispatchOptions {
  */
 export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): void {
   if (!(buffer instanceof CommandBuffer)) throw new ArgumentError('dispatch needs a CommandBuffer');
+  const ctx = buffer.context;
+  ctx.checkAlive();
   const wait = checkSemaphores('wait', options.wait);
   const signal = checkSemaphores('signal', options.signal);
   const fence = options.fence;
@@ -52,7 +60,12 @@ export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): 
   buffer.claim();
   fence?.begin();
 
-  const finish = (error: CommandBufferError | undefined): void => {
+  let finished = false;
+  // Whichever comes first ends the dispatch: its own end, or the Context's destruction.
+  const finish = (error: PxlError | undefined): void => {
+    if (finished) return;
+    finished = true;
+    stopWatching();
     buffer.release();
     try {
       options.callback?.(error);
@@ -75,6 +88,8 @@ export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): 
     );
   };
 
+  const stopWatching = ctx.onDestroy(finish);
+
   // Count down the wait semaphores; the first failed one decides the upstream failure.
   let remaining = wait.length;
   let upstream: PxlError | undefined;
@@ -82,7 +97,7 @@ export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): 
   for (const s of wait) {
     s.whenSettled((error) => {
       upstream ??= error;
-      if (--remaining > 0) return;
+      if (--remaining > 0 || finished) return;
       if (upstream === undefined) return start();
       finish(new CommandBufferError(`the command buffer did not run: a semaphore it waited on failed (${upstream.message})`, { reason: 'upstream' }, { cause: upstream }));
     });

@@ -54,6 +54,8 @@ export class Context {
   readonly #site: JobSite;
   readonly #jobs = new Set<Job>();
   readonly #streams = new Set<Stream>();
+  /** Work of the layers above (command buffers, task-graph queues) to settle when the Context goes. */
+  readonly #teardown = new Set<(error: StateError) => void>();
   #destroyed = false;
   /** @internal Where PXL_TRACE asked the trace to be written at destroy. */
   readonly traceFile: string | undefined;
@@ -205,6 +207,7 @@ export class Context {
   destroyStream(stream: Stream): void {
     this.#alive();
     if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
+    if (stream.isDefault) throw new StateError("destroyStream: this is a Job's default stream, which lives as long as its Job; destroy the Job with ctx.destroyJob(job) instead");
     this.#streams.delete(stream);
     stream.destroy();
   }
@@ -234,20 +237,60 @@ export class Context {
     return this.#trace.stop();
   }
 
-  /** Stops every MU core and releases device memory. The Context cannot be used afterwards. */
+  /**
+   * Stops every MU core and releases device memory. Everything still outstanding settles with one
+   * StateError ('this Context was destroyed; ...'): launches in flight or queued fail their Maps
+   * (synchronize rejects), executes waiting for room resolve `Result.Failure`, pending module loads,
+   * command-buffer dispatches (their fences and signal semaphores) and task-graph queues fail.
+   * Every later call rejects or throws the same StateError. Nothing is left that keeps the process
+   * alive. Calling it again does nothing.
+   */
   async destroy(): Promise<void> {
     if (this.#destroyed) return;
     const trace = this.#trace.end();
     this.#destroyed = true;
+    const error = destroyedError();
     for (const job of this.#jobs) job.release();
     for (const stream of this.#streams) stream.destroy();
     this.#jobs.clear();
     this.#streams.clear();
-    await this.#backend.destroy();
+    for (const settle of [...this.#teardown]) {
+      try {
+        settle(error);
+      } catch {
+        // One layer's teardown must not keep the others, or the cores, from ending.
+      }
+    }
+    this.#teardown.clear();
+    await this.#backend.destroy(error);
     if (trace !== undefined && this.traceFile !== undefined) await writeTrace(this.traceFile, trace);
   }
 
-  #alive(): void {
-    if (this.#destroyed) throw new StateError('this Context was destroyed; create a new one with createContext()');
+  /**
+   * @internal Calls `settle` with the Context's StateError when `destroy()` starts (at once, in a
+   * microtask, when it already has), so work outside pxl's own objects cannot outlive the cores.
+   * Returns the function that unregisters it.
+   */
+  onDestroy(settle: (error: StateError) => void): () => void {
+    if (this.#destroyed) {
+      queueMicrotask(() => settle(destroyedError()));
+      return () => undefined;
+    }
+    this.#teardown.add(settle);
+    return () => this.#teardown.delete(settle);
   }
+
+  /** @internal Throws the StateError of a destroyed Context; for the layers above pxl. */
+  checkAlive(): void {
+    this.#alive();
+  }
+
+  #alive(): void {
+    if (this.#destroyed) throw destroyedError();
+  }
+}
+
+/** The one error everything of a destroyed Context fails with. */
+function destroyedError(): StateError {
+  return new StateError('this Context was destroyed; create a new one with createContext()');
 }

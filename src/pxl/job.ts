@@ -37,7 +37,7 @@ export class Job {
   constructor(site: JobSite, subs: number[]) {
     this.#site = site;
     this.#subs = subs;
-    this.#stream = new Stream(site.owner, undefined, `default stream of Job ${nextJobId++}`);
+    this.#stream = new Stream(site.owner, undefined, `default stream of Job ${nextJobId++}`, true);
   }
 
   /** @internal The Context that created this Job. */

@@ -1,5 +1,5 @@
 import type { ResourceLimits } from 'node:worker_threads';
-import { ModuleLoadError, OutOfMemoryError, invariant } from '../../core/errors.js';
+import { ModuleLoadError, OutOfMemoryError, StateError, invariant, type PxlError } from '../../core/errors.js';
 import { totalCores, type Topology } from '../../core/topology.js';
 import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
 import { CorePool } from './corePool.js';
@@ -18,6 +18,8 @@ interface PendingModule {
   readonly waiting: Set<number>;
   kernels: KernelInfo[] | undefined;
   error: string | undefined;
+  /** Rejects the load with this error itself (the Context was destroyed). */
+  fatal?: PxlError;
   settle: () => void;
 }
 
@@ -123,7 +125,8 @@ export class CpuBackend implements Backend {
           // A module that failed to load is never handed to a replacement core, which would die
           // importing it (or load it where its siblings did not).
           if (pending.error !== undefined) this.#pool.forgetModule(id);
-          if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
+          if (pending.fatal !== undefined) reject(pending.fatal);
+          else if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
           else resolve({ id, url, kernels: pending.kernels ?? [] });
         },
       };
@@ -185,11 +188,12 @@ export class CpuBackend implements Backend {
     return { backend: 'cpu', device: `${this.#pool.cores} worker threads over shared memory` };
   }
 
-  async destroy(): Promise<void> {
+  async destroy(error?: PxlError): Promise<void> {
     await this.#pool.close();
-    this.#dispatcher.close('the Context was destroyed while this launch was in flight');
+    const closed = error ?? new StateError('the Context was destroyed while this launch was in flight');
+    this.#dispatcher.close(closed);
     for (const pending of this.#pending.values()) {
-      pending.error ??= 'the Context was destroyed';
+      pending.fatal = closed;
       pending.settle();
     }
     this.#buffers.clear();

@@ -290,11 +290,11 @@ export class Dispatcher {
   }
 
   /**
-   * The cores are gone (the Context was destroyed): every launch in flight fails with `reason`,
+   * The cores are gone (the Context was destroyed): every launch in flight fails with `error`,
    * and launches still waiting for a slot or made later are refused with it.
    */
-  close(reason: string): void {
-    this.#closed = new StateError(reason);
+  close(error: PxlError): void {
+    this.#closed = error;
     for (const flight of this.#flights.values()) {
       flight.diedError ??= this.#closed;
       const remaining = L.slotBase(this.#pool.cores, flight.slot) + L.S_REMAINING;
