@@ -68,7 +68,7 @@ describe('pdist, l2Kernel and cdist on MU cores', () => {
     expect(inner.data[0]).toBeCloseTo(iref[6]![0]!, 10);
   });
 
-  it('runs without a context by creating and destroying its own', async () => {
+  it('runs without a context, on the default Context', async () => {
     expect((await pdist([F1, G1])).get(1, 0)).toBe(25);
   });
 

@@ -22,6 +22,8 @@ export interface DeviceStorageSpec<Ptr, Host extends FloatArray, Launch> {
   readonly host: (ptr: Ptr) => Host;
   /** Builds the launch for blocks of one size (the key `launch` is called with). */
   readonly build: (size: number) => Launch;
+  /** Called by `dispose` with each launch `build` made, for a caller that reuses launches across storages. */
+  readonly release?: (launch: Launch) => void;
 }
 
 /**
@@ -46,13 +48,15 @@ export class DeviceStorage<Ptr, Host extends FloatArray, Launch> {
   readonly host: readonly [Host, Host];
   readonly #memory: DeviceMemory<Ptr>;
   readonly #build: (size: number) => Launch;
+  readonly #release: ((launch: Launch) => void) | undefined;
   readonly #launches = new Map<number, Launch>();
 
-  private constructor(memory: DeviceMemory<Ptr>, out: readonly [Ptr, Ptr], host: readonly [Host, Host], build: (size: number) => Launch) {
+  private constructor(memory: DeviceMemory<Ptr>, out: readonly [Ptr, Ptr], host: readonly [Host, Host], spec: DeviceStorageSpec<Ptr, Host, Launch>) {
     this.#memory = memory;
     this.out = out;
     this.host = host;
-    this.#build = build;
+    this.#build = spec.build;
+    this.#release = spec.release;
   }
 
   /**
@@ -66,7 +70,7 @@ export class DeviceStorage<Ptr, Host extends FloatArray, Launch> {
       out.push(memory.memAlloc(spec.bytes));
       out.push(memory.memAlloc(spec.bytes));
       const [a, b] = out as [Ptr, Ptr];
-      return new DeviceStorage(memory, [a, b], [spec.host(a), spec.host(b)], spec.build);
+      return new DeviceStorage(memory, [a, b], [spec.host(a), spec.host(b)], spec);
     } catch (err) {
       for (const ptr of out) memory.memFree(ptr);
       throw err;
@@ -88,8 +92,10 @@ export class DeviceStorage<Ptr, Host extends FloatArray, Launch> {
     return launch;
   }
 
-  /** Frees both result buffers (what `BlockOp.disposeStorage` does). */
+  /** Hands every launch to `spec.release` and frees both result buffers (what `BlockOp.disposeStorage` does). */
   dispose(): void {
+    if (this.#release !== undefined) for (const launch of this.#launches.values()) this.#release(launch);
+    this.#launches.clear();
     for (const ptr of this.out) this.#memory.memFree(ptr);
   }
 }

@@ -1,4 +1,5 @@
 import { DTYPES } from '../core/dtype.js';
+import type { DeviceMemory } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import { NDArray } from '../pxl/ndarray.js';
@@ -12,29 +13,36 @@ export interface DevicePcfSet<D extends DevicePcfDtype = DevicePcfDtype> {
   readonly times: NDArray<D>;
   readonly values: NDArray<D>;
   readonly offsets: NDArray<'uint32'>;
-  /** The three allocations, for memFree. */
+  /** The three allocations, to give back to the memory they came from. */
   readonly pointers: readonly DevicePtr[];
 }
 
 /**
  * Copies a set into device memory once, its times and values as `dtype`: float64 for CPU cores
  * (one kernel shape for both input types; widening is exact), float32 for a GPU, whose WGSL has no
- * float64 (exact for a float32 set). Every device of the Context then reads it in place.
+ * float64 (exact for a float32 set). Every device of the Context then reads it in place. The
+ * buffers come from `memory` (default: the Context itself), which may hand out larger ones than
+ * asked for: the arrays' shapes say how much of each is the set.
  */
-export async function uploadPcfSet<D extends DevicePcfDtype>(ctx: Context, set: PcfSet, dtype: D): Promise<DevicePcfSet<D>> {
+export async function uploadPcfSet<D extends DevicePcfDtype>(ctx: Context, set: PcfSet, dtype: D, memory: DeviceMemory<DevicePtr> = ctx): Promise<DevicePcfSet<D>> {
   const n = Math.max(1, set.offsets[set.count]!);
   const Elements = DTYPES[dtype];
   const as = (a: ArrayLike<number>): ArrayBufferView => (a instanceof Elements ? a : Elements.from(a));
-  const times = ctx.memAlloc(n * Elements.BYTES_PER_ELEMENT);
-  const values = ctx.memAlloc(n * Elements.BYTES_PER_ELEMENT);
-  const offsets = ctx.memAlloc((set.count + 1) * 4);
-  await ctx.copyToDevice(times, as(set.times));
-  await ctx.copyToDevice(values, as(set.values));
-  await ctx.copyToDevice(offsets, set.offsets);
+  const pointers: DevicePtr[] = [];
+  try {
+    for (const bytes of [n * Elements.BYTES_PER_ELEMENT, n * Elements.BYTES_PER_ELEMENT, (set.count + 1) * 4]) pointers.push(memory.memAlloc(bytes));
+    await ctx.copyToDevice(pointers[0]!, as(set.times));
+    await ctx.copyToDevice(pointers[1]!, as(set.values));
+    await ctx.copyToDevice(pointers[2]!, set.offsets);
+  } catch (err) {
+    for (const ptr of pointers) memory.memFree(ptr);
+    throw err;
+  }
+  const [times, values, offsets] = pointers as [DevicePtr, DevicePtr, DevicePtr];
   return {
     times: new NDArray(times, dtype, [n]),
     values: new NDArray(values, dtype, [n]),
     offsets: new NDArray(offsets, 'uint32', [set.count + 1]),
-    pointers: [times, values, offsets],
+    pointers,
   };
 }

@@ -6,10 +6,12 @@ import type { KernelMap } from '../pxl/kernelMap.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
 import { SKIP_CODE } from './blockKernels.js';
+import { checkLaunch } from './blockLaunch.js';
 import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfOp } from './integrate.js';
 import { MAX_MULTIPLY_P } from './integrate.js';
 import { FLOAT32_MAX } from './pcf.js';
+import type { PcfWorkspace } from './pcfWorkspace.js';
 import type { GpuBlockParams, GpuIntegrand } from './wgslBlockKernels.js';
 
 /**
@@ -43,14 +45,16 @@ export function gpuKernelFor(op: PcfOp): { kernel: `pcf_block_${GpuIntegrand}`; 
 
 export class GpuPcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
+  readonly #workspace: PcfWorkspace;
   readonly #jobs: readonly Job[];
   readonly #rows: DevicePcfSet<'float32'>;
   readonly #cols: DevicePcfSet<'float32'>;
   readonly #kernel: { kernel: string; p: number };
   readonly #skip: number;
 
-  constructor(ctx: Context, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode) {
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode) {
     this.#ctx = ctx;
+    this.#workspace = workspace;
     this.#jobs = jobs;
     this.#rows = rows;
     this.#cols = cols;
@@ -61,11 +65,14 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
   initStorage(device: number, scheduler: BlockScheduler): Storage {
     const elements = Math.max(1, scheduler.maxBlockElements);
     const job = this.#jobs[device]!;
-    return DeviceStorage.allocate(this.#ctx, {
+    const ws = this.#workspace;
+    const kernel = this.#kernel.kernel;
+    return DeviceStorage.allocate(ws.buffers, {
       bytes: elements * 4,
       host: () => new Float32Array(elements),
       // Batches of 1: every pair is one invocation, so the GPU sees as many threads as pairs.
-      build: (pairs) => job.buildMap(this.#kernel.kernel, pairs).setBatchSize(1),
+      build: (pairs) => ws.takeMap(job, kernel, pairs, () => job.buildMap(kernel, pairs).setBatchSize(1)),
+      release: (map) => ws.giveMap(job, map),
     });
   }
 
@@ -80,8 +87,9 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
     const r = this.#rows;
     const c = this.#cols;
     const out = new NDArray(storage.out[slot], 'float32', [pairs]);
-    await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
+    const accepted = await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
     await map.synchronize();
+    checkLaunch(this.#ctx, map, accepted);
     await this.#ctx.copyFromDevice(storage.host[slot].subarray(0, pairs), storage.out[slot]);
   }
 

@@ -16,21 +16,22 @@ import {
   type ResultWriter,
   type TriangleSkipMode,
 } from '../blocks/index.js';
-import { availableParallelism } from 'node:os';
 import { CancelledError, OptionError } from '../core/errors.js';
 import { checkOneOf } from '../core/validate.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { createContext, type Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
-import type { KernelModule } from '../pxl/kernelModule.js';
 import { L2_INNER, pcfOp, type PcfOp } from './integrate.js';
 import { PCF_DTYPES } from './pcf.js';
 import { planDevices, requestedDtype, type DeviceKind, type DevicePlan } from './devicePlan.js';
+import { isDestroyed } from './contextState.js';
+import { defaultContext } from './defaultContext.js';
 import { uploadPcfSet, type DevicePcfSet } from './devicePcfSet.js';
 import { gpuKernelFor, gpuOutputBudget, GpuPcfBlockOp } from './gpuBlockOp.js';
 import { checkPairwiseOptions } from './pairwiseOptions.js';
 import { PcfBlockOp } from './pcfBlockOp.js';
+import { PcfWorkspace } from './pcfWorkspace.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 
 /** Options every pairwise operation takes. */
@@ -38,15 +39,22 @@ export interface PairwiseOptions {
   /** Element type of the computation and the result. Default: the input's dtype (float64 for plain arrays). */
   dtype?: FloatDType;
   /**
-   * Context whose MU cores run the blocks. Default: a CPU Context created for this call (one Sub
-   * per CPU) and destroyed after it.
+   * Context whose MU cores run the blocks. Default: the process's default CPU Context (one Sub per
+   * CPU), created by the first call without a context and shared by all of them; its idle cores
+   * never keep the process alive.
+   *
+   * Calls share a Context: without `jobs`, the first call takes every free Sub (a Job of one Sub
+   * each) and calls that start while it runs share those Jobs, block by block; the Subs go back
+   * when the last of them ends. When no Sub is free, a call waits until a Job gives Subs back
+   * (`signal` ends the wait). A Context keeps a few reusable buffers for later calls, at most a
+   * sixteenth of its memory and 64 MiB, until it is destroyed.
    */
   context?: Context;
   /**
    * Jobs to spread blocks over, each acting as one device that takes the next block as soon as it
-   * is free. Default: one Job per free Sub of the Context. Devices balance load block by block,
-   * while the cores of one Job split each block evenly, so one-core devices keep every core busy
-   * even when the cores run at different speeds (as shared machines' cores do).
+   * is free. Default: the Context's shared Jobs, one per Sub (see `context`). Devices balance load
+   * block by block, while the cores of one Job split each block evenly, so one-core devices keep
+   * every core busy even when the cores run at different speeds (as shared machines' cores do).
    */
   jobs?: readonly Job[];
   /** Stops the computation between blocks; the promise then rejects with CancelledError and nothing is returned. */
@@ -69,10 +77,10 @@ export interface PairwiseOptions {
    * Several devices at once, of either backend: every device pulls the next block from one shared
    * queue, so faster devices take more blocks. Each entry is
    * - a Job (of a CPU or a webgpu Context): one device;
-   * - a Context: one device per Sub it has free (a Job of one Sub each, made for the call; a GPU
-   *   has one Sub);
-   * - `'cpu'` or `'gpu'`: a Context of that kind opened for the call (CPU: one Sub per CPU), and
-   *   its devices as for a Context.
+   * - a Context: one device per Sub it has free (its shared Jobs of one Sub each, as for `context`;
+   *   a GPU has one Sub);
+   * - `'cpu'` or `'gpu'`: the default CPU Context, or a GPU Context opened for the call, and its
+   *   devices as for a Context.
    *
    * `onProgress` reports the `device` that computed each block: its index in this list once every
    * Context entry is expanded in place into its devices.
@@ -112,7 +120,6 @@ const DEFAULT_MIN_BLOCK_SIDE = 64;
 /** On a GPU a block is one launch with a task per pair: fewer, larger blocks keep it busy. */
 const GPU_SPLITS = 8;
 const GPU_MIN_BLOCK_SIDE = 256;
-const moduleOf = new WeakMap<Context, Promise<KernelModule>>();
 const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './blockKernels.ts' : './blockKernels.js', import.meta.url);
 const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKernels.ts' : './wgslBlockKernels.js', import.meta.url);
 
@@ -191,12 +198,13 @@ function isSet(input: PcfInput): input is PcfSet {
 interface ContextRun {
   readonly kind: DeviceKind;
   readonly ctx: Context;
-  /** Opened for this call (destroyed after it). */
+  /** A GPU Context opened for this call (destroyed after it). */
   readonly own: boolean;
+  readonly workspace: PcfWorkspace;
   readonly jobs: Job[];
-  /** Jobs made for this call on a caller's Context (destroyed after it). */
-  readonly ownJobs: Job[];
-  readonly uploads: { readonly pointers: readonly DevicePtr[] }[];
+  /** Whether this call uses the Context's shared Jobs (and gives them back after it). */
+  shared: boolean;
+  readonly uploads: DevicePtr[];
   op?: BlockOp<unknown>;
 }
 
@@ -213,8 +221,9 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
       const key = entry.context ?? entry.kind;
       let r = runs.get(key);
       if (r === undefined) {
-        const ctx = entry.context ?? (await createContext(entry.kind === 'gpu' ? { backend: 'webgpu' } : { topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } }));
-        r = { kind: entry.kind, ctx, own: entry.context === undefined, jobs: [], ownJobs: [], uploads: [] };
+        const own = entry.context === undefined && entry.kind === 'gpu';
+        const ctx = entry.context ?? (own ? await createContext({ backend: 'webgpu' }) : await defaultContext());
+        r = { kind: entry.kind, ctx, own, workspace: PcfWorkspace.of(ctx), jobs: [], shared: false, uploads: [] };
         runs.set(key, r);
       }
       if (entry.job !== undefined) {
@@ -223,11 +232,9 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
         slots.push({ run: r, job: entry.job });
         continue;
       }
-      const free = r.ctx.availableSubCount;
-      if (free === 0) throw new OptionError(plan.entries.length === 1 ? 'the Context has no free Sub to run on: destroy a Job or pass jobs' : 'a Context in devices has no free Sub to run on: destroy a Job or list its Jobs instead');
-      for (let k = 0; k < free; k++) {
-        const job = r.ctx.createJob(1);
-        r.ownJobs.push(job);
+      const jobs = await r.workspace.acquireJobs(entry.kind === 'gpu' ? gpuKernelsUrl : kernelsUrl, signal);
+      r.shared = true;
+      for (const job of jobs) {
         r.jobs.push(job);
         slots.push({ run: r, job });
       }
@@ -251,16 +258,16 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
     for (const r of runs.values()) {
       const gpu = r.kind === 'gpu';
       const kernel = gpu ? gpuKernelFor(op).kernel : 'pcf_block';
-      const mod = await kernelsFor(r.ctx, gpu ? gpuKernelsUrl : kernelsUrl);
+      const mod = await r.workspace.module(gpu ? gpuKernelsUrl : kernelsUrl);
       for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
       const deviceDtype = gpu ? 'float32' : 'float64';
-      const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype);
-      r.uploads.push(rowData);
-      const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype);
-      if (colData !== rowData) r.uploads.push(colData);
+      const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype, r.workspace.buffers);
+      r.uploads.push(...rowData.pointers);
+      const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype, r.workspace.buffers);
+      if (colData !== rowData) r.uploads.push(...colData.pointers);
       r.op = gpu
-        ? new GpuPcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip)
-        : new PcfBlockOp(r.ctx, r.jobs, rowData as DevicePcfSet<'float64'>, colData as DevicePcfSet<'float64'>, op, skip, dtype, rows.dtype);
+        ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip)
+        : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float64'>, colData as DevicePcfSet<'float64'>, op, skip, dtype, rows.dtype);
     }
     const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
     await runBlockPipeline(blockOp, scheduler, writer, {
@@ -271,22 +278,10 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
     });
   } finally {
     for (const r of runs.values()) {
-      if (r.own) {
-        await r.ctx.destroy();
-      } else {
-        for (const u of r.uploads) for (const ptr of u.pointers) r.ctx.memFree(ptr);
-        for (const job of r.ownJobs) r.ctx.destroyJob(job);
-      }
+      // A Context destroyed during the call took the call's memory and Jobs with it.
+      if (!isDestroyed(r.ctx)) for (const ptr of r.uploads) r.workspace.buffers.memFree(ptr);
+      if (r.shared) r.workspace.releaseJobs();
+      if (r.own) await r.ctx.destroy();
     }
   }
-}
-
-function kernelsFor(ctx: Context, url: URL): Promise<KernelModule> {
-  let mod = moduleOf.get(ctx);
-  if (mod === undefined) {
-    mod = ctx.createModule(url);
-    moduleOf.set(ctx, mod);
-    mod.catch(() => moduleOf.delete(ctx));
-  }
-  return mod;
 }

@@ -6,9 +6,11 @@ import type { KernelMap } from '../pxl/kernelMap.js';
 import { LocalityMode } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
 import { SKIP_CODE, type BlockParams } from './blockKernels.js';
+import { checkLaunch } from './blockLaunch.js';
 import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfOp } from './integrate.js';
 import { integrationLimit } from './pcf.js';
+import type { PcfWorkspace } from './pcfWorkspace.js';
 
 /** Per device Job: two output buffers in device memory, the host's views of them, and the Maps by block row count. */
 type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
@@ -18,10 +20,13 @@ type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
  * `pcf_block` with one task per block row, dealt round-robin (SpreadMode) so the short rows of a
  * diagonal block do not all land on one core. Input sets live in shared device memory, so
  * "uploading" a block's subset is free: the kernel indexes the whole set. Results go to two
- * device buffers per Job that the host reads without a copy.
+ * device buffers per Job that the host reads without a copy. Buffers and Maps come from the
+ * Context's workspace and go back to it, so the next call reuses them (and each core its bound
+ * arguments) instead of allocating and binding afresh.
  */
 export class PcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
+  readonly #workspace: PcfWorkspace;
   readonly #jobs: readonly Job[];
   readonly #rows: DevicePcfSet<'float64'>;
   readonly #cols: DevicePcfSet<'float64'>;
@@ -30,8 +35,9 @@ export class PcfBlockOp implements BlockOp<Storage> {
   readonly #dtype: FloatDType;
   readonly #upper: number;
 
-  constructor(ctx: Context, jobs: readonly Job[], rows: DevicePcfSet<'float64'>, cols: DevicePcfSet<'float64'>, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float64'>, cols: DevicePcfSet<'float64'>, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
     this.#ctx = ctx;
+    this.#workspace = workspace;
     this.#jobs = jobs;
     this.#rows = rows;
     this.#cols = cols;
@@ -43,10 +49,12 @@ export class PcfBlockOp implements BlockOp<Storage> {
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
     const job = this.#jobs[device]!;
-    return DeviceStorage.allocate(this.#ctx, {
+    const ws = this.#workspace;
+    return DeviceStorage.allocate(ws.buffers, {
       bytes: Math.max(1, scheduler.maxBlockElements) * (this.#dtype === 'float32' ? 4 : 8),
       host: (ptr) => this.#ctx.hostView(ptr, this.#dtype),
-      build: (rows) => job.buildMap('pcf_block', rows).setBatchSize(1).setLocalityMode(LocalityMode.SpreadMode),
+      build: (rows) => ws.takeMap(job, 'pcf_block', rows, () => job.buildMap('pcf_block', rows).setBatchSize(1).setLocalityMode(LocalityMode.SpreadMode)),
+      release: (map) => ws.giveMap(job, map),
     });
   }
 
@@ -68,8 +76,9 @@ export class PcfBlockOp implements BlockOp<Storage> {
     const out = new NDArray(storage.out[slot], this.#dtype, [storage.host[slot].length]);
     const r = this.#rows;
     const c = this.#cols;
-    await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
+    const accepted = await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
     await map.synchronize();
+    checkLaunch(this.#ctx, map, accepted);
   }
 
   disposeStorage(storage: Storage): void {

@@ -11,7 +11,7 @@ import { Job, type JobSite } from './job.js';
 import { KernelModule } from './kernelModule.js';
 import { MaxTaskCount } from './launchPlan.js';
 import { DefaultStreamLimit, Stream } from './stream.js';
-import { SubPool } from './subPool.js';
+import { SubPool, type SubLoan } from './subPool.js';
 import { writeTrace, type ChromeTrace } from './trace.js';
 
 // The Context coordinates; each concern lives in its own file: options and backend selection in
@@ -90,6 +90,16 @@ export class Context {
   /** Subs no Job owns. */
   get availableSubCount(): number {
     return this.#subs.free;
+  }
+
+  /** @internal Resolves the next time a Job gives Subs back; pairwise operations wait on it for a free Sub. */
+  subsReturned(): Promise<void> {
+    return this.#subs.returned();
+  }
+
+  /** @internal Lends the Subs of idle Jobs kept for reuse: they count as available, and taking them destroys those Jobs (see SubPool). */
+  lendSubs(loan: SubLoan): () => boolean {
+    return this.#subs.lend(loan);
   }
 
   /**

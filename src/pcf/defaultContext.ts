@@ -1,0 +1,39 @@
+/**
+ * The CPU Context that pairwise operations run on when the caller passes none: one per process,
+ * created by the first such call (one Sub of one core per CPU) and kept for every later one, so a
+ * small call costs its computing rather than starting worker threads. Its cores never keep the
+ * process alive while idle (the core pool holds a reference only while work is in flight), so a
+ * program that is done exits without destroying it.
+ */
+import { availableParallelism } from 'node:os';
+import { createContext, type Context } from '../pxl/context.js';
+
+let current: Promise<Context> | undefined;
+
+/**
+ * The process-wide default CPU Context, created on first use. Concurrent first calls share one
+ * creation; a creation that fails is forgotten, so the next call tries again.
+ */
+export function defaultContext(): Promise<Context> {
+  if (current === undefined) {
+    const created = createContext({ topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } });
+    current = created;
+    created.catch(() => {
+      if (current === created) current = undefined;
+    });
+  }
+  return current;
+}
+
+/**
+ * Destroys the default Context, if one was created: its worker threads end and its memory is
+ * released. Calls still running on it reject as on any destroyed Context; the next call without a
+ * context creates a fresh one.
+ */
+export async function destroyDefaultContext(): Promise<void> {
+  const pending = current;
+  current = undefined;
+  if (pending === undefined) return;
+  const ctx = await pending.catch(() => undefined);
+  await ctx?.destroy();
+}
