@@ -33,6 +33,8 @@ interface Run {
   phase: 'queued' | 'started' | 'settled';
   readonly settled: Promise<void>;
   markSettled: () => void;
+  /** The backend's handle once the launch is accepted. */
+  handle: LaunchHandle | undefined;
   /** What the run enqueued on its stream, so a run settled while queued gives its room back. */
   op: (() => Promise<void>) | undefined;
   stream: Stream | undefined;
@@ -43,7 +45,7 @@ interface Run {
 function newRun(args: readonly LaunchArg[], trace: TracedExecute | undefined): Run {
   let markSettled!: () => void;
   const settled = new Promise<void>((r) => (markSettled = r));
-  return { args, abort: new AbortController(), phase: 'queued', settled, markSettled, op: undefined, stream: undefined, trace };
+  return { args, abort: new AbortController(), phase: 'queued', settled, markSettled, handle: undefined, op: undefined, stream: undefined, trace };
 }
 
 let nextMapId = 1;
@@ -243,6 +245,7 @@ export class KernelMap {
     const runs = [...this.#runs];
     for (const run of runs) {
       run.abort.abort();
+      run.handle?.cancel();
       if (run.phase === 'queued') {
         if (this.#status !== 'Fail' && !this.#runs.some((r) => r.phase === 'started')) this.#status = 'Cancelled';
         this.#settle(run, this.#status === 'Fail' ? 'Fail' : 'Cancelled');
@@ -276,7 +279,9 @@ export class KernelMap {
       // The backend watches the signal from here on: a cancel() while the launch waits for a slot
       // withdraws it before any core can see it.
       const handle = await this.#site.backend.launch(this.#request(launchId, run.args, plan, undefined, run.abort.signal));
-      this.#handle = handle;
+      this.#handle = run.handle = handle;
+      // For a backend that does not watch the signal: a cancel() that came while it accepted the launch.
+      if (run.abort.signal.aborted) handle.cancel();
       step('Waiting');
       const outcome = await handle.done;
       // Device memory is the host's memory on this backend, so DeviceFinalize has nothing to copy;
@@ -376,6 +381,7 @@ export class KernelMap {
     // running on another stream stops at its next batch boundary.
     for (const run of [...this.#runs]) {
       run.abort.abort();
+      run.handle?.cancel();
       if (run.phase === 'queued') this.#settle(run, 'Fail');
     }
     try {
