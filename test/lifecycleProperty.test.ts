@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContext, Result, type ChromeTrace, type Context, type DevicePtr, type Job, type KernelMap, type Stream } from '../src/index.js';
+import { createContext, Result, StateError, type ChromeTrace, type Context, type DevicePtr, type Job, type KernelMap, type Stream } from '../src/index.js';
 
 /**
  * Property: random interleavings of execute, cancel, synchronize, setStream and destroyStream over
@@ -182,6 +182,47 @@ describe('the lifecycle of launches under random interleavings and core deaths',
     await fc.assert(
       fc.asyncProperty(caseArb, ({ ops, jobs: jobOf, batchSizes }) => bounded(runCase(ops, jobOf, batchSizes))),
       { numRuns: 40 },
+    );
+  }, 240_000);
+
+  it('settles every execute, cancel and synchronize when the Context is destroyed at any point, runs no task twice, and refuses every later execute with one StateError', async () => {
+    const destroyedError = new StateError('this Context was destroyed; create a new one with createContext()');
+    const destroyCase = fc.record({ ops: fc.array(opArb, { minLength: 1, maxLength: 8 }), at: fc.nat(8) });
+    await fc.assert(
+      fc.asyncProperty(destroyCase, ({ ops, at }) =>
+        bounded(
+          (async () => {
+            const own = await createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } });
+            const module = await own.createModule(new URL('./fixtures/propertyKernels.ts', import.meta.url));
+            const ownJobs = [own.createJob(1), own.createJob(1)];
+            for (const job of ownJobs) job.load(module);
+            const counts = own.memAlloc(ops.length * TASKS * 4);
+            const view = own.hostView(counts, 'int32');
+            const maps = Array.from({ length: MAPS }, (_, m) => ownJobs[m % 2]!.buildMap('prop_task', TASKS).setBatchSize(4));
+            const settled: Promise<unknown>[] = [];
+            let launches = 0;
+            const destroyAt = Math.min(at, ops.length - 1);
+            for (const [i, op] of ops.entries()) {
+              if (i === destroyAt) await own.destroy();
+              const map = maps[op.kind === 'destroyStream' || op.kind === 'yield' || op.kind === 'setStream' ? 0 : op.map]!;
+              if (op.kind === 'execute' && map.getExecuteStatus() !== 'Fail') {
+                const run = map.execute(counts, launches++ * TASKS, 20_000, op.dieAt);
+                if (i >= destroyAt) await expect(run).rejects.toEqual(destroyedError);
+                settled.push(run.catch(() => undefined));
+              } else if (op.kind === 'cancel') {
+                settled.push(map.cancel());
+              } else if (op.kind === 'synchronize') {
+                settled.push(map.synchronize().catch(() => undefined));
+              }
+            }
+            await own.destroy();
+            await Promise.all(settled);
+            for (const map of maps) await map.synchronize().catch(() => undefined);
+            expect([...view].every((c) => c === 0 || c === 1)).toBe(true);
+          })(),
+        ),
+      ),
+      { numRuns: 8 },
     );
   }, 240_000);
 });
