@@ -99,7 +99,7 @@ describe('a kernel that returns a promise', () => {
   });
 
   it('fails its launch with KernelError when a plain function returns a promise that rejects, and its core lives on', async () => {
-    const map = job.buildMap('returns_rejecting_promise', 2).setBatchSize(1);
+    const map = job.buildMap('returns_rejecting_promise', 1);
     await map.execute();
     const failure = await failureOf(map.synchronize());
     expect(failure).toBeInstanceOf(KernelError);
@@ -114,8 +114,8 @@ describe('a kernel that returns a promise', () => {
   });
 
   it('never reports success, even when the promise would resolve', async () => {
-    const counts = ctx.memAlloc(4 * 2);
-    const map = job.buildMap('returns_promise', 2).setBatchSize(1);
+    const counts = ctx.memAlloc(4);
+    const map = job.buildMap('returns_promise', 1);
     await map.execute(counts);
     await expect(map.synchronize()).rejects.toThrow(`kernel 'returns_promise' threw at task 0: ${notAwaited}`);
     ctx.memFree(counts);
