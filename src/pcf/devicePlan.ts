@@ -3,13 +3,24 @@ import { checkOneOf, describe } from '../core/validate.js';
 import type { FloatDType } from '../blocks/index.js';
 import { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
-import type { PairwiseOptions } from './operations.js';
 
 /**
  * Which devices a pairwise operation runs on: its `devices` option, or the single-device options
  * `context`, `jobs` and `device`, resolved and checked synchronously, so every option error (and
  * the float64 refusal when a GPU takes part) comes before any Context is opened.
  */
+
+/**
+ * The options that pick devices, as `PairwiseOptions` (operations.ts) declares them; named here so
+ * this file does not import the operations that import it.
+ */
+export interface DeviceOptions {
+  readonly dtype?: FloatDType | undefined;
+  readonly context?: Context | undefined;
+  readonly jobs?: readonly Job[] | undefined;
+  readonly device?: 'cpu' | 'gpu' | undefined;
+  readonly devices?: readonly (Job | Context | 'cpu' | 'gpu')[] | undefined;
+}
 
 /** Which backend a device runs on. */
 export type DeviceKind = 'cpu' | 'gpu';
@@ -41,13 +52,13 @@ function contextOf(job: Job, what: string): Context {
  * Resolves `devices`, or `context`, `jobs` and `device`, into device entries, synchronously, so
  * option errors (and the float64 refusal) come before any Context is opened.
  */
-export function planDevices(options: PairwiseOptions): DevicePlan {
+export function planDevices(options: DeviceOptions): DevicePlan {
   const entries = options.devices === undefined ? legacyEntries(options) : deviceEntries(options);
   const gpu = entries.some((e) => e.kind === 'gpu');
   return { entries, gpu, gpuOnly: gpu && entries.every((e) => e.kind === 'gpu') };
 }
 
-function deviceEntries(options: PairwiseOptions): DeviceEntry[] {
+function deviceEntries(options: DeviceOptions): DeviceEntry[] {
   const devices = options.devices!;
   const clash = (['context', 'jobs', 'device'] as const).filter((k) => options[k] !== undefined);
   if (clash.length > 0) throw new OptionError(`devices replaces ${clash.join(' and ')}: list every Job or Context in devices instead`);
@@ -68,7 +79,7 @@ function deviceEntries(options: PairwiseOptions): DeviceEntry[] {
 }
 
 /** The single-device options: `context` and `jobs` on it, or `device`. */
-function legacyEntries(options: PairwiseOptions): DeviceEntry[] {
+function legacyEntries(options: DeviceOptions): DeviceEntry[] {
   const device = options.device === undefined ? undefined : checkOneOf('device', options.device, ['cpu', 'gpu']);
   const ctx = options.context;
   const jobs = options.jobs;
@@ -92,7 +103,7 @@ function legacyEntries(options: PairwiseOptions): DeviceEntry[] {
 }
 
 /** The dtype to convert the input to: the caller's, or float32 when a GPU takes part (no float64 in WGSL). */
-export function requestedDtype(plan: DevicePlan, options: PairwiseOptions): FloatDType | undefined {
+export function requestedDtype(plan: DevicePlan, options: DeviceOptions): FloatDType | undefined {
   if (!plan.gpu) return options.dtype;
   if (options.dtype === 'float64') {
     throw new UnsupportedError(
