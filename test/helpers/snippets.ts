@@ -11,6 +11,13 @@
  *   const X = randomPcfs({ n: 20, points: 5 });  run before the block (a reader's "given ...")
  *   -->
  *
+ * A comment right below a block's closing fence holds hidden code run after the block, in its
+ * scope: the checks that what the block's comments promise (a value, a message) is what it gives.
+ *
+ *   <!-- snippet: then
+ *   strictEqual(y[0], 7);
+ *   -->
+ *
  * Without a directive a block runs in its own scope `{ ... }` in program `main`, after the blocks
  * before it. Blocks in other languages (diagrams, output, signatures in plain fences) are text.
  */
@@ -27,6 +34,8 @@ export interface Snippet {
   readonly setup: boolean;
   readonly program: string;
   readonly hidden: string;
+  /** Hidden code run after the block (the `then` comment below it). */
+  readonly then: string;
   /** `copy=<repository file>:<destination>` words: files the program needs that the page shows elsewhere. */
   readonly copy: readonly string[];
 }
@@ -46,6 +55,7 @@ export function snippetsOf(page: string, markdown: string): Snippet[] {
     const code = lines.slice(i + 1, end).join('\n');
     const directive = directiveAbove(lines, i);
     const opening = i;
+    const then = thenBelow(lines, end);
     i = end;
     if (lang !== 'ts' && lang !== 'sh') continue;
     const words = directive.words;
@@ -61,6 +71,7 @@ export function snippetsOf(page: string, markdown: string): Snippet[] {
       setup: skipAt < 0 && words.includes('setup'),
       program: value('program') ?? 'main',
       hidden: directive.hidden,
+      then,
       copy: words.filter((w) => w.startsWith('copy=')).map((w) => w.slice(5)),
       ...(skip !== undefined ? { skip } : {}),
       ...(skipAt < 0 && value('file') !== undefined ? { file: value('file')! } : {}),
@@ -79,8 +90,19 @@ function directiveAbove(lines: string[], fence: number): { words: string[]; hidd
   }
   if (start < 0) return { words: [], hidden: '' };
   const first = DIRECTIVE.exec(lines[start]!)![1]!.replace(/-->\s*$/, '').trim();
+  // A `then` comment belongs to the block above it, even when another block follows at once.
+  if (first.split(/\s+/)[0] === 'then') return { words: [], hidden: '' };
   const hidden = lines.slice(start + 1, fence - 1).join('\n') + (start === fence - 1 ? '' : '\n' + lines[fence - 1]!.replace(/-->\s*$/, ''));
   return { words: first.split(/\s+/).filter((w) => w !== ''), hidden: start === fence - 1 ? '' : hidden.trim() };
+}
+
+/** The code of the `then` comment that starts right below the closing fence at `end`, or ''. */
+function thenBelow(lines: string[], end: number): string {
+  if (!/^<!-- snippet: then\s*$/.test(lines[end + 1] ?? '')) return '';
+  let close = end + 2;
+  while (close < lines.length && !lines[close]!.trimEnd().endsWith('-->')) close++;
+  const last = (lines[close] ?? '').replace(/-->\s*$/, '');
+  return [...lines.slice(end + 2, close), last].join('\n').trim();
 }
 
 const IMPORT = /^import\s+(type\s+)?\{([^}]*)\}\s+from\s+(['"])([^'"]+)\3;?\s*$/;
@@ -94,7 +116,7 @@ export function programOf(blocks: readonly Snippet[]): string {
   const body: string[] = [];
   for (const b of blocks) {
     const kept: string[] = [];
-    for (const line of `${b.hidden}\n${b.code}`.split('\n')) {
+    for (const line of `${b.hidden}\n${b.code}\n${b.then}`.split('\n')) {
       const m = IMPORT.exec(line);
       if (m === null) {
         kept.push(line);
