@@ -101,6 +101,20 @@ describe('docs that run', () => {
     expect(snippets.length - skipped.length).toBeGreaterThan(skipped.length * 4);
   });
 
+  it('has no code block in a language it would not run (js, bash, ...), which would go unchecked', async () => {
+    const unchecked: string[] = [];
+    for (const page of PAGES) {
+      const lines = (await readFile(join(root, page), 'utf8')).split('\n');
+      let open = false;
+      lines.forEach((line, i) => {
+        if (!line.startsWith('```')) return;
+        if (!open && /^```\s*(js|javascript|mjs|cjs|typescript|tsx|jsx|bash|shell|zsh|console)\s*$/i.test(line)) unchecked.push(`${page}:${i + 1} ${line}`);
+        open = !open;
+      });
+    }
+    expect(unchecked, 'write these blocks as ts or sh so that they run').toEqual([]);
+  });
+
   it('runs every module a page shows: each program with a file block has blocks that run', () => {
     const unused = programs.filter((p) => p.blocks.length === 0).map((p) => `${p.page} (program ${p.name}): ${p.files.map((f) => `${f.file} at line ${f.line}`).join(', ')}`);
     expect(unused).toEqual([]);

@@ -62,6 +62,9 @@ export function snippetsOf(page: string, markdown: string): Snippet[] {
     const skipAt = words.indexOf('skip');
     const skip = skipAt >= 0 ? words.slice(skipAt + 1).join(' ') : undefined;
     if (skip === '') throw new Error(`${page}:${opening + 1}: 'snippet: skip' needs a reason`);
+    const unknown = (skipAt < 0 ? words : words.slice(0, skipAt)).filter((w) => w !== 'setup' && !/^(file|program|copy)=./.test(w));
+    if (unknown.length > 0) throw new Error(`${page}:${opening + 1}: unknown snippet directive '${unknown[0]}' (skip, setup, file=, program=, copy=)`);
+    if (then !== '' && (skipAt >= 0 || words.some((w) => w.startsWith('file=')))) throw new Error(`${page}:${opening + 1}: a 'then' check below a block that does not run (skip or file=) would never run`);
     const value = (key: string) => words.find((w) => w.startsWith(`${key}=`))?.slice(key.length + 1);
     out.push({
       page,
