@@ -87,6 +87,30 @@ describe('a core that dies', () => {
   });
 });
 
+describe('a module loaded while a core dies', () => {
+  it('is loaded with all its kernels: the replacement core imports it and answers for it', async () => {
+    const own = await createContext({ topology: { coresPerCluster: 1 } });
+    try {
+      const ownJob = own.createJob();
+      ownJob.load(await own.createModule(new URL('./fixtures/kernels.ts', import.meta.url)));
+      const killer = ownJob.buildMap('exit_core', 1);
+      await killer.execute();
+      const loading = own.createModule(new URL('./fixtures/jsKernels.mjs', import.meta.url));
+      await expect(killer.synchronize()).rejects.toThrow(CoreDiedError);
+      const module = await loading;
+      expect(module.kernelNames).toEqual(['js_batch_count', 'js_mark_rows']);
+      ownJob.load(module);
+      const counts = own.memAlloc(4 * 3);
+      const map = ownJob.buildMap('js_batch_count', 3);
+      await map.execute(counts);
+      await map.synchronize();
+      expect([...own.hostView(counts, 'int32')]).toEqual([1, 1, 1]);
+    } finally {
+      await own.destroy();
+    }
+  });
+});
+
 describe('a kernel that returns a promise', () => {
   const notAwaited = 'the kernel returned a Promise, and MU cores do not await kernels: make the kernel synchronous (do asynchronous work on the host, before execute() or after synchronize())';
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads';
 import * as L from './layout.js';
+import type { KernelInfo } from '../backend.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
 
 /**
@@ -28,6 +29,11 @@ export interface CorePoolEvents {
    * resumes the core's ring from wherever this handler leaves TAIL.
    */
   onCoreDeath(core: number, reason: string, cause: unknown): void;
+  /**
+   * A core (first or replacement) has imported `modules`, those the pool knew when it started the
+   * core, and is waiting for work. Modules posted later it answers one by one.
+   */
+  onCoreReady(core: number, modules: readonly { readonly id: number; readonly kernels: KernelInfo[] }[]): void;
   /** A core kept dying before it was ready; it is given up and will not be replaced again. */
   onCoreLost(core: number, reason: string, cause: unknown): void;
 }
@@ -171,6 +177,7 @@ export class CorePool {
         if (msg.type === 'ready') {
           entry.isReady = true;
           this.#startFailures[core] = 0;
+          this.#events.onCoreReady(core, msg.modules);
           resolve();
         } else {
           this.#events.onMessage(core, msg);

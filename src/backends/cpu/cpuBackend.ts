@@ -55,12 +55,18 @@ export class CpuBackend implements Backend {
         // A core that dies between entries died importing the modules it had not answered for
         // (a top-level process.exit, say): those loads fail, and replacements never import them,
         // or every replacement would die the same way. A core that died in a kernel is not their
-        // fault; its replacement imports every module at start and answers 'ready', not per module.
+        // fault: its replacement imports them at start and answers for them with 'ready'.
+        if (inKernel) return;
         for (const [id, pending] of this.#pending) {
           if (!pending.waiting.has(core)) continue;
-          if (!inKernel) this.#pool.forgetModule(id);
-          this.#moduleAnswer(core, id, undefined, inKernel ? undefined : `an MU core died while importing it: ${reason}`);
+          this.#pool.forgetModule(id);
+          this.#moduleAnswer(core, id, undefined, `an MU core died while importing it: ${reason}`);
         }
+      },
+      onCoreReady: (core, modules) => {
+        // A replacement imports the modules it was started with before it answers 'ready': a load
+        // still waiting on this core (broadcast while the core was down) has its answer here.
+        for (const m of modules) this.#moduleAnswer(core, m.id, m.kernels, undefined);
       },
       onCoreLost: (core, reason, cause) => {
         this.#dispatcher.onCoreLost(core, reason, cause);
@@ -116,7 +122,7 @@ export class CpuBackend implements Backend {
     return new Promise<ModuleInfo>((resolve, reject) => {
       const pending: PendingModule = {
         url,
-        waiting: new Set(Array.from({ length: this.#pool.cores }, (_, c) => c)),
+        waiting: new Set(Array.from({ length: this.#pool.cores }, (_, c) => c).filter((c) => !this.#pool.isLost(c))),
         kernels: undefined,
         error: undefined,
         settle: () => {
@@ -133,6 +139,10 @@ export class CpuBackend implements Backend {
       this.#pending.set(id, pending);
       this.#pool.hold();
       this.#pool.broadcast({ type: 'module', id, url });
+      if (pending.waiting.size === 0) {
+        pending.error = 'every MU core was given up (their replacements kept dying while starting); create a new Context';
+        pending.settle();
+      }
     });
   }
 

@@ -11,7 +11,8 @@ export type HostToCore =
 
 /** Messages a core posts to the host (worker `parentPort`). */
 export type CoreToHost =
-  | { readonly type: 'ready' }
+  /** Started: the modules it imported at start (CoreInit.modules), with their kernels. */
+  | { readonly type: 'ready'; readonly modules: readonly { readonly id: number; readonly kernels: KernelInfo[] }[] }
   | { readonly type: 'module'; readonly id: number; readonly kernels?: KernelInfo[]; readonly error?: { message: string; stack?: string } }
   | { readonly type: 'message'; readonly slot: number; readonly generation: number; readonly value: unknown }
   | {

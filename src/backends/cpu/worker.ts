@@ -200,8 +200,9 @@ function runEntry(pos: number): void {
 }
 
 async function main(): Promise<void> {
-  for (const m of init.modules) await loadModule(m.id, m.url);
-  post({ type: 'ready' });
+  const loaded: { id: number; kernels: KernelInfo[] }[] = [];
+  for (const m of init.modules) loaded.push({ id: m.id, kernels: await loadModule(m.id, m.url) });
+  post({ type: 'ready', modules: loaded });
   let tail = Atomics.load(ctl, base + L.C_TAIL);
   for (;;) {
     const bell = Atomics.load(ctl, base + L.C_DOORBELL);
