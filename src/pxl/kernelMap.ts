@@ -166,7 +166,7 @@ export class KernelMap {
   /**
    * Enqueues one launch with these kernel arguments. Resolves `Result.Success` once the stream has
    * accepted it (at once while the stream has room), or `Result.Failure` if the stream is
-   * destroyed while this call waits for room.
+   * destroyed, or `cancel()` withdraws this execute, while this call waits for room.
    *
    * @throws (rejects) ArgumentError for arguments a kernel cannot take; StateError after Fail.
    */
