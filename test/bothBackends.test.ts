@@ -84,7 +84,7 @@ for (const backend of BACKENDS) {
         const hits = ctx.memAlloc(4 * max);
         await fc.assert(
           fc.asyncProperty(
-            fc.integer({ min: 0, max }),
+            fc.integer({ min: 1, max }),
             fc.integer({ min: 1, max: 400 }),
             fc.constantFrom(LocalityMode.CompactMode, LocalityMode.SpreadMode),
             async (taskCount, batchSize, mode) => {
