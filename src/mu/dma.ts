@@ -5,7 +5,10 @@
  * its event, so its result is visible after the wait and not before, as on hardware.
  */
 import type { AnyTypedArray } from '../core/dtype.js';
+import { DmaEvent, type DmaCopy } from './dmaCopy.js';
 import { muState, notYielded, type GroupContext, type SyncPoint } from './state.js';
+
+export { DmaEvent } from './dmaCopy.js';
 
 /** A region's size in elements: `[width]`, `[width, height]` or `[width, height, depth]`. */
 export type DmaExtent = readonly [number] | readonly [number, number] | readonly [number, number, number];
@@ -21,43 +24,6 @@ export type DmaStride = readonly [lineStride: number, planeStride?: number];
 export interface DmaStrides {
   readonly src?: DmaStride;
   readonly dst?: DmaStride;
-}
-
-/** @internal One recorded copy of a work-group. */
-export interface DmaCopy {
-  readonly op: 'dmaRead' | 'dmaWrite';
-  readonly dst: AnyTypedArray;
-  readonly dstOffset: number;
-  readonly src: AnyTypedArray;
-  readonly srcOffset: number;
-  readonly dims: number;
-  readonly width: number;
-  readonly height: number;
-  readonly depth: number;
-  readonly srcLine: number;
-  readonly srcPlane: number;
-  readonly dstLine: number;
-  readonly dstPlane: number;
-  readonly event: DmaEvent;
-  done: boolean;
-}
-
-/**
- * The handle of one DMA copy, returned by {@link dmaRead} and {@link dmaWrite} and passed to
- * {@link dmaWait}. Every work-item of a group receives the same event for the same call.
- */
-export class DmaEvent {
-  readonly #copy: { done: boolean };
-
-  /** @internal */
-  constructor(copy: { done: boolean }) {
-    this.#copy = copy;
-  }
-
-  /** True once the copy has been performed: after a `yield mu.dmaWait(...)` naming it, or at the end of its group. */
-  get complete(): boolean {
-    return this.#copy.done;
-  }
 }
 
 function outsideGroup(op: string, how: string): never {
@@ -144,22 +110,6 @@ function record(op: DmaCopy['op'], dst: unknown, dstOffset: unknown, src: unknow
 
 function checkBounds(at: string, side: string, a: AnyTypedArray, last: number): void {
   if (last >= a.length) throw new RangeError(`${at}: the ${side} region reaches index ${last}, past the end of ${side} (length ${a.length})`);
-}
-
-type Lines = { set(values: ArrayLike<number>, offset: number): void; subarray(begin: number, end: number): ArrayLike<number> };
-
-/** @internal Performs a recorded copy, line by line (a typed-array `set` per line); marks it done. */
-export function performCopy(c: DmaCopy): void {
-  const dst = c.dst as unknown as Lines;
-  const src = c.src as unknown as Lines;
-  const w = c.width;
-  for (let z = 0; z < c.depth; z++) {
-    for (let y = 0; y < c.height; y++) {
-      const s = c.srcOffset + y * c.srcLine + z * c.srcPlane;
-      dst.set(src.subarray(s, s + w), c.dstOffset + y * c.dstLine + z * c.dstPlane);
-    }
-  }
-  c.done = true;
 }
 
 /**

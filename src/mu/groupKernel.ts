@@ -7,7 +7,8 @@
  * the authoring rules.
  */
 import { isDType, type DType, type TypedArrayOf } from '../core/dtype.js';
-import { checkWgsl, checkWgslName, KERNEL, type WgslChecker, type WgslElementType, type WgslKernel } from './kernel.js';
+import { KERNEL } from './brand.js';
+import { checkWgsl, checkWgslName, type WgslChecker, type WgslElementType, type WgslKernel } from './wgslSpec.js';
 import { muState, notYielded, type GroupContext, type SyncPoint } from './state.js';
 
 /**

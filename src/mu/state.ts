@@ -1,4 +1,4 @@
-import type { DmaCopy, DmaEvent } from './dma.js';
+import type { DmaCopy, DmaEvent } from './dmaCopy.js';
 
 /**
  * Per-thread kernel state read by `getTaskIdx()` and friends. It lives on `globalThis` under a

@@ -7,20 +7,11 @@ import type { KernelMap } from '../pxl/kernelMap.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { newTrackId } from '../pxl/stream.js';
 import type { TraceTrack } from '../pxl/trace.js';
+import type { Command, CommandCallback } from './command.js';
 import { commandGraph, type CommandGraph } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
 
-/** A host callback run as a command: it may return a promise, which the buffer awaits. */
-export type CommandCallback = () => void | Promise<void>;
-
-/** What a command buffer recorded, as a discriminated union on `kind` (read-only descriptions). */
-export type Command =
-  | { readonly kind: 'write'; readonly dst: DevicePtr; readonly offset: number; readonly size: number; readonly data: Uint8Array }
-  | { readonly kind: 'read'; readonly src: DevicePtr; readonly offset: number; readonly size: number; readonly dst: Uint8Array }
-  | { readonly kind: 'copy'; readonly src: DevicePtr; readonly srcOffset: number; readonly dst: DevicePtr; readonly dstOffset: number; readonly size: number }
-  | { readonly kind: 'fill'; readonly dst: DevicePtr; readonly offset: number; readonly size: number; readonly pattern: Uint8Array }
-  | { readonly kind: 'launch'; readonly kernel: string; readonly global: readonly number[]; readonly local: readonly number[]; readonly taskCount: number; readonly args: readonly KernelArg[]; readonly map: KernelMap }
-  | { readonly kind: 'callback'; readonly fn: CommandCallback };
+export type { Command, CommandCallback } from './command.js';
 
 /** Where a command buffer stands: recording, finalized (dispatchable), or dispatched and not yet complete. */
 export type CommandBufferState = 'recording' | 'finalized' | 'dispatched';

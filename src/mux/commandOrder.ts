@@ -1,6 +1,6 @@
 import { DevicePtr } from '../pxl/devicePtr.js';
 import { NDArray } from '../pxl/ndarray.js';
-import type { Command } from './commandBuffer.js';
+import type { Command } from './command.js';
 
 /**
  * Which commands of a command buffer must wait for which: the "as if in order" rule of ComputeMux

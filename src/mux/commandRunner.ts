@@ -2,7 +2,7 @@ import type { LaunchHandle } from '../backends/backend.js';
 import { StateError } from '../core/errors.js';
 import type { Context } from '../pxl/context.js';
 import type { TraceTrack } from '../pxl/trace.js';
-import type { Command } from './commandBuffer.js';
+import type { Command } from './command.js';
 import type { CommandGraph } from './commandOrder.js';
 
 /** The first command that failed (by index), and why; the commands that depend on it did not run. */

@@ -11,7 +11,7 @@
  */
 import type { GroupGeometry } from '../backend.js';
 import { DTYPES, type AnyTypedArray } from '../../core/dtype.js';
-import { performCopy, type DmaCopy } from '../../mu/dma.js';
+import { performCopy, type DmaCopy } from '../../mu/dmaCopy.js';
 import type { GroupKernel } from '../../mu/groupKernel.js';
 import { muState, notYielded, type GroupContext, type SyncPoint } from '../../mu/state.js';
 
