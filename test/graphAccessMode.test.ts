@@ -37,6 +37,6 @@ describe('access modes', () => {
     );
     // @ts-expect-error not an access mode
     expect(() => accessOf('discard_write')).toThrow(new OptionError("access mode must be one of 'read', 'write', 'read_write', got 'discard_write'"));
-    expect(() => accessOf('write', { noInit: 1 as never })).toThrow(new OptionError('noInit must be a boolean, got number'));
+    expect(() => accessOf('write', { noInit: 1 as never })).toThrow(new OptionError('noInit must be true or false, got 1'));
   });
 });

@@ -1,6 +1,6 @@
 import { boxArea, boxContainsPoint, boxFromBounds, boxIsEmpty, boxOf, emptyBox, formatBox, type Box } from './box.js';
 import type { Chunk } from './chunk.js';
-import { checkSameDims, type Dims } from './dims.js';
+import { checkCoords, checkSameDims, type Dims } from './dims.js';
 import { GeometryError } from './errors.js';
 import type { Id } from './id.js';
 import { boxesOfSlabs, combineSlabs, slabsEqual, slabsOfBoxes, type SetOp, type Slabs } from './regionForm.js';
@@ -53,9 +53,13 @@ export function emptyRegion<D extends Dims>(dims: D): Region<D> {
  */
 export function region<D extends Dims>(dims: D, parts: Iterable<IndexSet<D>>): Region<D> {
   if (dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`region dims must be 1, 2 or 3, got ${describe(dims)}`);
+  if (typeof (parts as Partial<Iterable<unknown>> | null)?.[Symbol.iterator] !== 'function' || typeof parts === 'string') {
+    throw new GeometryError(`region: parts must be an array (or other iterable) of regions, boxes, subranges or chunks, got ${describe(parts)}`);
+  }
   const boxes: Box[] = [];
+  let i = 0;
   for (const part of parts) {
-    checkSameDims('region', { dims, noun: 'region' }, operand(part));
+    checkSameDims('region', { dims, noun: 'region' }, checkIndexSet('region', 'parts', part, i++));
     if (part.kind === 'region') boxes.push(...part.boxes);
     else {
       const b = boxOf(part);
@@ -67,9 +71,8 @@ export function region<D extends Dims>(dims: D, parts: Iterable<IndexSet<D>>): R
 
 /** The points of a box, subrange or chunk as a region; a region is returned unchanged. */
 export function regionOf<D extends Dims>(x: IndexSet<D>): Region<D> {
+  const dims = checkIndexSet('regionOf', 'x', x).dims as D;
   if (x.kind === 'region') return x;
-  const dims = dimsOf(x);
-  if (dims !== 1 && dims !== 2 && dims !== 3) return region(dims, [x]);
   // One box is its own canonical form: one slab per dimension.
   const b = boxOf(x);
   if (boxIsEmpty(b)) return emptyRegion(dims);
@@ -98,17 +101,19 @@ export function difference<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): Regi
 
 /** Whether the set holds no point. */
 export function isEmpty(x: IndexSet): boolean {
+  checkIndexSet('isEmpty', 'x', x);
   return x.kind === 'region' ? x.boxes.length === 0 : boxIsEmpty(boxOf(x));
 }
 
 /** Number of points in the set. */
 export function area(x: IndexSet): number {
+  checkIndexSet('area', 'x', x);
   return x.kind === 'region' ? x.boxes.reduce((sum, b) => sum + boxArea(b), 0) : boxArea(boxOf(x));
 }
 
 /** Whether `a` and `b` hold the same points (a box and a region can be equal). */
 export function equals<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): boolean {
-  checkSameDims('equals', operand(a), operand(b));
+  checkSameDims('equals', checkIndexSet('equals', 'a', a), checkIndexSet('equals', 'b', b));
   return slabsEqual(slabsOf(regionOf(a)), slabsOf(regionOf(b)));
 }
 
@@ -117,16 +122,19 @@ export function equals<D extends Dims>(a: IndexSet<D>, b: IndexSet<D>): boolean 
  * @throws {GeometryError} when the dimensionalities differ.
  */
 export function contains<D extends Dims>(a: IndexSet<D>, b: IndexSet<D> | Id<D>): boolean {
+  const left = checkIndexSet('contains', 'a', a);
   if (Array.isArray(b)) {
-    const p = b as Id<D>;
-    checkSameDims('contains', operand(a), { dims: p.length, noun: 'point' });
+    const p = checkCoords('contains: point b', b) as Id<D>;
+    checkSameDims('contains', left, { dims: p.length, noun: 'point' });
     return regionOf(a).boxes.some((bx) => boxContainsPoint(bx, p));
   }
+  checkSameDims('contains', left, checkIndexSet('contains', 'b (a set or a point)', b));
   return isEmpty(difference(b as IndexSet<D>, a));
 }
 
 /** The smallest box holding every point of the set; the empty box for an empty set. */
 export function boundingBox<D extends Dims>(x: IndexSet<D>): Box<D> {
+  checkIndexSet('boundingBox', 'x', x);
   if (x.kind !== 'region') return boxOf(x);
   if (x.boxes.length === 0) return emptyBox(x.dims);
   const min = x.boxes[0]!.min.map((_, d) => Math.min(...x.boxes.map((b) => b.min[d]!)));
@@ -136,12 +144,15 @@ export function boundingBox<D extends Dims>(x: IndexSet<D>): Box<D> {
 
 /** Renders a region as `{[(0,0),(2,10)), [(2,0),(4,2))}`; the empty region is `{}`. */
 export function formatRegion(r: Region): string {
+  if ((r as Partial<Region> | null)?.kind !== 'region' || !Array.isArray(r.boxes)) {
+    throw new GeometryError(`formatRegion: r must be a region (from region() or regionOf()), got ${describe(r)}; for a box, subrange or chunk pass regionOf(x)`);
+  }
   return `{${r.boxes.map(formatBox).join(', ')}}`;
 }
 
 function combine<D extends Dims>(op: SetOp, a: IndexSet<D>, b: IndexSet<D>): Region<D> {
-  const left = operand(a);
-  checkSameDims(op, left, operand(b));
+  const left = checkIndexSet(op, 'a', a);
+  checkSameDims(op, left, checkIndexSet(op, 'b', b));
   const dims = left.dims as D;
   const ra = regionOf(a);
   const rb = regionOf(b);
@@ -160,10 +171,18 @@ function slabsOf(r: Region): Slabs {
   return forms.get(r) ?? slabsOfBoxes(r.boxes, r.dims);
 }
 
-function dimsOf<D extends Dims>(x: IndexSet<D>): D {
-  return (x.kind === 'region' || x.kind === 'box' ? x.dims : x.offset.length) as D;
-}
-
-function operand(x: IndexSet): { dims: number; noun: string } {
-  return { dims: dimsOf(x), noun: x.kind };
+/**
+ * @internal The dimensionality and kind of an operand of `op`, checked: a region or box with `dims` 1-3, or a
+ * subrange or chunk with an offset of 1-3 coordinates. Only the fields every operation reads first
+ * are looked at, so the check stays cheap on the task graph's hot paths.
+ * @throws {GeometryError} naming `op`, the operand and what was given.
+ */
+export function checkIndexSet(op: string, name: string, x: unknown, index?: number): { dims: number; noun: string } {
+  const s = x as { kind?: unknown; dims?: unknown; offset?: unknown } | null | undefined;
+  const kind = typeof x === 'object' ? s?.kind : undefined;
+  let dims: unknown;
+  if (kind === 'region' || kind === 'box') dims = s!.dims;
+  else if ((kind === 'subrange' || kind === 'chunk') && Array.isArray(s!.offset)) dims = s!.offset.length;
+  if (dims === 1 || dims === 2 || dims === 3) return { dims, noun: kind as string };
+  throw new GeometryError(`${op}: ${index === undefined ? name : `${name}[${index}]`} must be a region, box, subrange or chunk (made with region(), box(), subrange() or chunk()), got ${describe(x)}`);
 }

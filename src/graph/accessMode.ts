@@ -1,5 +1,5 @@
 import { OptionError } from '../core/errors.js';
-import { checkOneOf } from '../core/validate.js';
+import { checkBoolean, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 
 /** How a kernel uses the buffer points its range mapper names. */
 export type AccessMode = 'read' | 'write' | 'read_write';
@@ -23,6 +23,8 @@ export interface AccessOptions {
   noInit?: boolean;
 }
 
+const ACCESS_OPTIONS: readonly (keyof AccessOptions)[] = ['noInit'];
+
 /**
  * Makes an {@link Access}.
  * @throws {OptionError} for an unknown mode, or `noInit` on a read ("noInit applies to 'write' and
@@ -31,16 +33,16 @@ export interface AccessOptions {
  */
 export function accessOf(mode: 'read'): Access;
 export function accessOf(mode: 'write' | 'read_write', options?: AccessOptions): Access;
-export function accessOf(mode: AccessMode, options: AccessOptions = {}): Access {
+export function accessOf(mode: AccessMode, options?: AccessOptions): Access {
   checkOneOf('access mode', mode, ACCESS_MODES);
-  const noInit = options.noInit ?? false;
-  if (typeof noInit !== 'boolean') throw new OptionError(`noInit must be a boolean, got ${typeof noInit}`);
+  const noInit = checkBoolean('noInit', checkOptionsObject('access options', options, ACCESS_OPTIONS).noInit ?? false);
   if (noInit && mode === 'read') throw new OptionError("noInit applies to 'write' and 'read_write' accesses only; a 'read' access needs the buffer's contents");
   return Object.freeze({ mode, noInit });
 }
 
 /** Whether the access changes the buffer (write, read_write): the task becomes a producer of the region. */
 export function isProducer(a: Access): boolean {
+  checkAccess('isProducer', a);
   return a.mode !== 'read';
 }
 
@@ -49,10 +51,18 @@ export function isProducer(a: Access): boolean {
  * `noInit` (the kernel may leave points untouched, so the old values must survive where it runs).
  */
 export function isConsumer(a: Access): boolean {
+  checkAccess('isConsumer', a);
   return a.mode === 'read' || !a.noInit;
 }
 
 /** Renders an access as `read`, `write`, `read_write (no_init)`. */
 export function formatAccess(a: Access): string {
   return a.noInit ? `${a.mode} (no_init)` : a.mode;
+}
+
+/** Cheap enough for the task graph, which asks of every access of every task. */
+function checkAccess(op: string, a: unknown): void {
+  if (typeof (a as Partial<Access> | null)?.mode !== 'string') {
+    throw new OptionError(`${op}: a must be an Access (from accessOf('read'), accessOf('write', { noInit: true }), ...), got ${describe(a)}`);
+  }
 }

@@ -1,5 +1,5 @@
 import { boxOfRange } from '../core/box.js';
-import type { Dims } from '../core/dims.js';
+import { checkCoords, type Dims } from '../core/dims.js';
 import { OptionError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
 import { emptyRegion, formatRegion, region as makeRegion, union, type IndexSet, type Region } from '../core/region.js';
@@ -77,8 +77,12 @@ export class CoherenceTable<D extends Dims = Dims> {
    * @param bufferRange the buffer's extent.
    * @param initial where the buffer's initial contents are (host data given at creation), or
    *   undefined when the buffer starts unwritten.
+   * @throws GeometryError for an extent that is not 1 to 3 non-negative integers; OptionError for
+   *   an `initial` that is not a memory space id.
    */
   constructor(bufferRange: Range<D>, initial?: MemorySpaceId) {
+    checkCoords('CoherenceTable bufferRange', bufferRange);
+    if (initial !== undefined) checkInteger('CoherenceTable initial (a memory space id)', initial, 0, Number.MAX_SAFE_INTEGER);
     this.bufferRange = bufferRange;
     this.#map = new RegionMap<D, Holders>(bufferRange, initial === undefined ? [] : [initial], holdersKey);
   }

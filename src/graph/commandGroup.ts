@@ -2,7 +2,7 @@ import type { CoordsInput, Dims } from '../core/dims.js';
 import type { DType, TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, StateError } from '../core/errors.js';
 import { range as makeRange, type Range } from '../core/range.js';
-import { describe } from '../core/validate.js';
+import { checkOptionsObject, describe } from '../core/validate.js';
 import type { Region } from '../core/region.js';
 import type { KernelArg } from '../pxl/arguments.js';
 import { accessOf, type AccessMode, type AccessOptions } from './accessMode.js';
@@ -61,6 +61,8 @@ export interface HostTaskOptions {
   /** The task's name in diagnostics: `T3 'checksum'`. Default `'host'`. */
   name?: string;
 }
+
+const HOST_TASK_OPTIONS: readonly (keyof HostTaskOptions)[] = ['name'];
 
 /**
  * The handler a `Queue.submit` function receives: declare the buffers the task accesses (each with a
@@ -149,7 +151,7 @@ export class CommandGroup {
    * rejects, the task fails like a failing kernel.
    * @throws {StateError} when the command group already runs a kernel or host task, or is closed;
    *   {@link ArgumentError} when `fn` is not a function or the name is not a non-empty string;
-   *   GeometryError for a bad range.
+   *   OptionError for options that are not an object or an unknown option; GeometryError for a bad range.
    * @example
    * ```ts
    * q.submit((cg) => {
@@ -167,8 +169,7 @@ export class CommandGroup {
     const fn = ranged ? second : first;
     const options = (ranged ? third : second) as HostTaskOptions | undefined;
     if (typeof fn !== 'function') throw new ArgumentError(`hostTask needs a function to run on the host, got ${describe(fn)}`);
-    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new ArgumentError(`hostTask options must be an object, got ${describe(options)}`);
-    const name = options?.name ?? 'host';
+    const name = checkOptionsObject('hostTask options', options, HOST_TASK_OPTIONS).name ?? 'host';
     if (typeof name !== 'string' || name === '') throw new ArgumentError(`a host task's name must be a non-empty string, got ${describe(name)}`);
     const r = makeRange((ranged ? first : HOST_RANGE) as readonly number[]);
     this.#launch = { kind: 'host', name, range: r, fn: fn as HostTaskFn };

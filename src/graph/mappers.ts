@@ -7,8 +7,8 @@ import { boxOf, boxOfRange, emptyBox, formatBox, type Box } from '../core/box.js
 import type { Chunk } from '../core/chunk.js';
 import { checkCoords, dimsWord, type CoordsInput, type Dims, type DimsOf } from '../core/dims.js';
 import type { Range } from '../core/range.js';
-import { boundingBox, formatRegion, intersection, region, type IndexSet, type Region } from '../core/region.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { boundingBox, checkIndexSet, formatRegion, intersection, region, type IndexSet, type Region } from '../core/region.js';
+import { checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.js';
 import { clampedBox, defineRangeMapper, type MapperInfo } from './rangeMapper.js';
 
 /** The mapper {@link oneToOne} and {@link slice} return: a kernel and buffer of one dimensionality `D`. */
@@ -101,6 +101,7 @@ export type FixedMapper<BD extends Dims, R> = (<KD extends Dims>(chunk: Chunk<KD
 export function fixed<BD extends Dims>(part: Region<BD>): FixedMapper<BD, Region<BD>>;
 export function fixed<BD extends Dims>(part: Exclude<IndexSet<BD>, Region<BD>>): FixedMapper<BD, Box<BD>>;
 export function fixed<BD extends Dims>(part: IndexSet<BD>): FixedMapper<BD, Box<BD> | Region<BD>> {
+  checkIndexSet('access.fixed', 'part', part);
   const selected = part.kind === 'region' ? part : boxOf(part);
   const n = selected.dims;
   const name = `fixed(${selected.kind === 'region' ? formatRegion(selected) : formatBox(selected)})`;
@@ -138,8 +139,9 @@ export type EvenSplitMapper = (<BD extends Dims>(chunk: Chunk<1>, bufferRange: R
  * @throws {OptionError} when the granularity is not a positive integer. Serving a kernel of more than
  * one dimension is a `RangeMapperError`.
  */
-export function evenSplit(options: EvenSplitOptions = {}): EvenSplitMapper {
-  const g = checkInteger('evenSplit granularity', options.granularity ?? 1, 1, Number.MAX_SAFE_INTEGER);
+export function evenSplit(options?: EvenSplitOptions): EvenSplitMapper {
+  const o = checkOptionsObject('evenSplit options', options, ['granularity']);
+  const g = checkInteger('evenSplit granularity', o.granularity ?? 1, 1, Number.MAX_SAFE_INTEGER);
   const name = g === 1 ? 'evenSplit()' : `evenSplit({ granularity: ${g} })`;
   const mismatch = (k: Dims): string | undefined => (k === 1 ? undefined : 'needs a 1-dimensional kernel');
   return defineRangeMapper(name, mismatch, <BD extends Dims>(c: Chunk<1>, r: Range<BD>): Box<BD> => {

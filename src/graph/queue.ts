@@ -1,14 +1,13 @@
 import { boxArea, boxOf, boxOfRange, formatBox, type Box } from '../core/box.js';
 import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
 import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
-import { ArgumentError, invariant, KernelNotFoundError, OptionError, StateError, UnsupportedError } from '../core/errors.js';
+import { ArgumentError, invariant, KernelNotFoundError, StateError, UnsupportedError } from '../core/errors.js';
 import { range as makeRange, rangeSize } from '../core/range.js';
 import { contains, regionOf } from '../core/region.js';
 import type { Subrange } from '../core/subrange.js';
-import { checkInteger, describe } from '../core/validate.js';
 import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
 import { Context } from '../pxl/context.js';
-import { Job } from '../pxl/job.js';
+import type { Job } from '../pxl/job.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
 import { NDArray } from '../pxl/ndarray.js';
 import { accessOf } from './accessMode.js';
@@ -19,36 +18,11 @@ import { Executor, type TaskRun } from './executor.js';
 import { Launcher, type DebugAccessor } from './launcher.js';
 import { split } from './split.js';
 import { hostTaskRun } from './hostTaskRun.js';
-import type { GraphWarning, TaskRecord } from './task.js';
-import { TaskGraph, type UninitializedReadPolicy } from './taskGraph.js';
+import { checkBufferOptions, resolveQueueOptions, type BufferOptions, type QueueOptions } from './queueOptions.js';
+import type { TaskRecord } from './task.js';
+import { TaskGraph } from './taskGraph.js';
 
-/** Options of `Context.createQueue`. */
-export interface QueueOptions {
-  /**
-   * The Job whose cores run the queue's kernels; load kernel modules into it or with `q.load`.
-   * Default: a new Job of every free Sub, destroyed with the queue.
-   */
-  job?: Job;
-  /** Chunks each kernel task is split into, in [1, 1024]. Default: the Job's core count. */
-  chunks?: number;
-  /** Tasks running at once, in [1, 1024]; ready tasks beyond it wait in submission order. Default 16. */
-  maxTasksInFlight?: number;
-  /** Reads of never-written points: `'warn'` (default) reports through `onWarning`, `'throw'` refuses the task, `'ignore'`. */
-  uninitializedReads?: UninitializedReadPolicy;
-  /** Receives the graph's warnings. Default: `process.emitWarning`. */
-  onWarning?: (warning: GraphWarning) => void;
-  /** Receives every task the graph builds (kernels, fences, buffer inits, horizons), as it is submitted. */
-  onTask?: (task: TaskRecord) => void;
-  /**
-   * Checks every indexed read and write of a kernel's accessor arguments against the region the
-   * accessor's range mapper declares for the chunk, and fails the task with the buffer, the index and
-   * the declared region at the first access outside it. Slow (every access goes through a proxy):
-   * for debugging. Default false.
-   */
-  debugBounds?: boolean;
-  /** Tasks between horizons, which keep the graph's tracking state bounded, in [1, 2^30]. Default 32. */
-  horizonStep?: number;
-}
+export type { BufferOptions, QueueOptions } from './queueOptions.js';
 
 /*
  * `ctx.createQueue()`. The graph layer sits above pxl, so pxl's Context cannot import Queue (not even
@@ -72,16 +46,6 @@ declare module '../pxl/context.js' {
     createQueue(options?: QueueOptions): Queue;
   }
 }
-
-/** Options of `Queue.buffer`. */
-export interface BufferOptions {
-  /** Initial contents, row-major, one value per element; copied at the call. Default: unwritten (zeros). */
-  init?: ArrayLike<number> | ArrayLike<bigint>;
-  /** A name for diagnostics: `buffer B0 'grid'`. */
-  name?: string;
-}
-
-const DEFAULT_IN_FLIGHT = 16;
 
 /**
  * A task queue: buffers, and tasks that read and write them through range-mapped accessors. pxl
@@ -123,15 +87,11 @@ export class Queue {
    * @internal Use `ctx.createQueue()`.
    * @throws {OptionError} for an invalid option; UnsupportedError on a backend other than cpu.
    */
-  constructor(ctx: Context, options: QueueOptions = {}) {
+  constructor(ctx: Context, queueOptions?: QueueOptions) {
     if (ctx.getAttribute('backend') !== 'cpu') {
       throw new UnsupportedError('queues run chunk kernels on CPU cores for now; create the Context with the cpu backend');
     }
-    if (options.job !== undefined && !(options.job instanceof Job)) throw new OptionError(`job must be a Job made by ctx.createJob(), got ${describe(options.job)}`);
-    if (options.onTask !== undefined && typeof options.onTask !== 'function') throw new OptionError('onTask must be a function');
-    if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new OptionError('onWarning must be a function');
-    const inFlight = checkInteger('maxTasksInFlight', options.maxTasksInFlight ?? DEFAULT_IN_FLIGHT, 1, 1024);
-    if (options.chunks !== undefined) checkInteger('chunks', options.chunks, 1, 1024);
+    const options = resolveQueueOptions(queueOptions);
     this.#graph = new TaskGraph({
       ...(options.uninitializedReads === undefined ? {} : { uninitializedReads: options.uninitializedReads }),
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
@@ -141,11 +101,10 @@ export class Queue {
     this.#ownsJob = options.job === undefined;
     this.#job = options.job ?? ctx.createJob();
     this.#chunks = options.chunks ?? this.#job.coreCount;
-    this.#executor = new Executor(inFlight);
+    this.#executor = new Executor(options.maxTasksInFlight);
     this.#launcher = new Launcher(ctx, this.#job);
     this.#onTask = options.onTask;
-    if (options.debugBounds !== undefined && typeof options.debugBounds !== 'boolean') throw new OptionError(`debugBounds must be a boolean, got ${describe(options.debugBounds)}`);
-    this.#debugBounds = options.debugBounds ?? false;
+    this.#debugBounds = options.debugBounds;
     // Tasks and fences still outstanding when the Context goes settle with its StateError.
     this.#unwatch = ctx.onDestroy((error) => this.#executor.abort(error));
   }
@@ -184,13 +143,13 @@ export class Queue {
    *   GeometryError for a bad shape; OutOfMemoryError when device memory runs out.
    * @example const grid = q.buffer(Float32Array, [512, 512], { name: 'grid' });
    */
-  buffer<E extends ElementSpec, const S extends CoordsInput>(element: E, shape: S, options: BufferOptions = {}): GraphBuffer<DTypeOfSpec<E>, DimsOf<S>> {
+  buffer<E extends ElementSpec, const S extends CoordsInput>(element: E, shape: S, bufferOptions?: BufferOptions): GraphBuffer<DTypeOfSpec<E>, DimsOf<S>> {
     this.#alive();
+    const options = checkBufferOptions(bufferOptions);
     const dtype = dtypeOfSpec(element) as DTypeOfSpec<E>;
     const r = makeRange(shape);
     const size = rangeSize(r);
     if (size === 0) throw new ArgumentError(`a buffer needs at least one element, got shape [${r.join(', ')}]`);
-    if (options.name !== undefined && typeof options.name !== 'string') throw new ArgumentError(`a buffer's name must be a string, got ${describe(options.name)}`);
     const data = options.init === undefined ? undefined : copyInitialData(dtype, size, options.init);
     const ptr = this.#ctx.memAlloc(size * dtypeSize(dtype));
     const buffer = new GraphBuffer(this, this.#buffers.length as BufferId, options.name, r as never, new NDArray(ptr, dtype, [...r])) as GraphBuffer<DTypeOfSpec<E>, DimsOf<S>>;

@@ -1,7 +1,7 @@
 import { boxFromBounds, boxIsEmpty, boxOf, boxOfRange, type Box } from '../core/box.js';
 import type { Chunk } from '../core/chunk.js';
 import { dimsWord, type Dims } from '../core/dims.js';
-import { RangeMapperError } from '../core/errors.js';
+import { ArgumentError, GeometryError, RangeMapperError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
 import { emptyRegion, intersection, regionOf, type Region } from '../core/region.js';
 import { formatSubrange, type Subrange } from '../core/subrange.js';
@@ -49,6 +49,11 @@ export function defineRangeMapper<F extends (chunk: Chunk<never>, bufferRange: R
   mismatch: MapperInfo['mismatch'],
   fn: F,
 ): F & MapperInfo {
+  if (typeof name !== 'string' || name === '') throw new ArgumentError(`defineRangeMapper: name must be a non-empty string, how diagnostics name the mapper, got ${describe(name)}`);
+  if (typeof mismatch !== 'function') {
+    throw new ArgumentError(`defineRangeMapper: mismatch must be a function (kernelDims, bufferDims) => reason | undefined, got ${describe(mismatch)}; pass () => undefined for a mapper that serves every dimensionality`);
+  }
+  if (typeof fn !== 'function') throw new ArgumentError(`defineRangeMapper: fn must be the mapper function (chunk, bufferRange) => subrange, box or region, got ${describe(fn)}`);
   const info: MapperInfo = { mapperName: name, mismatch };
   const checked = (chunk: Chunk, bufferRange: Range): MapperResult => {
     assertFits(info, chunk.offset.length as Dims, bufferRange.length as Dims);
@@ -81,6 +86,11 @@ export function checkRangeMapper(mapper: AnyRangeMapper, kernelDims: Dims, buffe
  * error is the `cause`).
  */
 export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: RangeMapper<KD, BD>, chunk: Chunk<KD>, bufferRange: Range<BD>): Region<BD> {
+  if (typeof mapper !== 'function') throw new ArgumentError(`applyRangeMapper: mapper must be a range mapper such as access.oneToOne(), got ${describe(mapper)}`);
+  if ((chunk as Partial<Chunk> | null)?.kind !== 'chunk' || !Array.isArray(chunk.offset)) {
+    throw new GeometryError(`applyRangeMapper: chunk must be a chunk (from chunk() or split()), got ${describe(chunk)}`);
+  }
+  checkExtent('applyRangeMapper', bufferRange);
   const kd = chunk.offset.length as Dims;
   const bd = bufferRange.length as Dims;
   const name = mapperName(mapper);
@@ -118,10 +128,31 @@ export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: Range
  * @example clampedBox([-5, 90], [25, 130], range([128, 128])) // [(0,90),(25,128))
  */
 export function clampedBox<D extends Dims>(min: readonly number[], max: readonly number[], bufferRange: Range<D>): Box<D> {
+  checkExtent('clampedBox', bufferRange);
+  checkBound('min', min, bufferRange.length);
+  checkBound('max', max, bufferRange.length);
   return boxFromBounds(
     min.map((lo) => Math.max(0, lo)),
     max.map((hi, d) => Math.min(bufferRange[d]!, hi)),
   ) as Box<D>;
+}
+
+/** A buffer extent as the mappers receive it: 1 to 3 entries. Cheap: mappers run once per chunk. */
+function checkExtent(op: string, bufferRange: unknown): void {
+  if (!Array.isArray(bufferRange) || bufferRange.length < 1 || bufferRange.length > 3) {
+    throw new GeometryError(`${op}: bufferRange must be the buffer's extent, 1 to 3 sizes (from range()), got ${describe(bufferRange)}`);
+  }
+}
+
+/** One corner of {@link clampedBox}: integers (negative allowed), one per dimension of the buffer. */
+function checkBound(name: string, bound: unknown, dims: number): void {
+  if (!Array.isArray(bound) || bound.length !== dims) {
+    throw new GeometryError(`clampedBox: ${name} must be an array of ${dims} integers, one per dimension of the ${dimsWord(dims)} buffer, got ${describe(bound)}`);
+  }
+  for (let d = 0; d < dims; d++) {
+    const x: unknown = bound[d];
+    if (typeof x !== 'number' || !Number.isSafeInteger(x)) throw new GeometryError(`clampedBox: ${name}[${d}] must be an integer (it may lie outside the buffer), got ${describe(x)}`);
+  }
 }
 
 function assertFits(info: MapperInfo, kernelDims: Dims, bufferDims: Dims): void {

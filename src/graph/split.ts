@@ -1,8 +1,8 @@
 import { chunk, type Chunk } from '../core/chunk.js';
-import { dimsWord, type Dims } from '../core/dims.js';
+import { checkCoords, dimsWord, type Dims } from '../core/dims.js';
 import { OptionError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
-import { checkInteger, describe } from '../core/validate.js';
+import { checkInteger, checkOptionsObject, describe } from '../core/validate.js';
 
 /** Options of {@link split}. */
 export interface SplitOptions {
@@ -19,6 +19,8 @@ export interface SplitOptions {
   axes?: 1 | 2;
 }
 
+const SPLIT_OPTIONS: readonly (keyof SplitOptions)[] = ['granularity', 'axes'];
+
 /**
  * Splits a kernel's index space into at most `count` chunks, one per core or device, in row-major
  * order (dimension 0 outermost). Along each cut dimension the extent is dealt out in units of the
@@ -31,14 +33,16 @@ export interface SplitOptions {
  * (square-ish chunks have the least boundary, so stencils exchange the least), then (3) cuts dimension
  * 0 more often. So 100×100 on 6 → 3×2 (rows 34,33,33 × columns 50,50), 128×128 on 12 with
  * granularity (16,8) → 4×3 (rows 32,32,32,32 × columns 48,40,40), and 1000×10 on 4 → 4×1.
- * @throws {OptionError} when `count` is not a positive integer, or a granularity or `axes` is invalid.
+ * @throws {OptionError} when `count` is not a positive integer, or a granularity or `axes` is invalid,
+ *   or an option is unknown; GeometryError when `globalRange` is not 1 to 3 non-negative integers.
  */
-export function split<D extends Dims>(globalRange: Range<D>, count: number, options: SplitOptions = {}): Chunk<D>[] {
-  const extent = globalRange as readonly number[];
+export function split<D extends Dims>(globalRange: Range<D>, count: number, options?: SplitOptions): Chunk<D>[] {
+  const extent = checkCoords('split globalRange', globalRange);
   const dims = extent.length;
   checkInteger('split count', count, 1, Number.MAX_SAFE_INTEGER);
-  const gran = granularityOf(options.granularity ?? 1, dims);
-  const axes = checkInteger('split axes', options.axes ?? Math.min(2, dims), 1, Math.min(2, dims));
+  const o = checkOptionsObject('split options', options, SPLIT_OPTIONS);
+  const gran = granularityOf(o.granularity ?? 1, dims);
+  const axes = checkInteger('split axes', o.axes ?? Math.min(2, dims), 1, Math.min(2, dims));
   if (extent.some((e) => e === 0)) return [];
   const units = extent.map((e, d) => Math.ceil(e / gran[d]!));
   const parts = axes === 1 ? [Math.min(count, units[0]!)] : grid(count, extent, units, gran);

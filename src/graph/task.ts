@@ -4,6 +4,8 @@ import { formatRegion, type Region } from '../core/region.js';
 import { formatAccess, type Access } from './accessMode.js';
 import { formatBufferId, type BufferId } from './buffer.js';
 import type { Copy, MemorySpaceId } from './coherence.js';
+import { ArgumentError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 
 declare const taskBrand: unique symbol;
 
@@ -12,6 +14,7 @@ export type TaskId = number & { readonly [taskBrand]: true };
 
 /** Renders a task id as `T3`. */
 export function formatTaskId(id: TaskId): string {
+  if (!Number.isSafeInteger(id) || id < 0) throw new ArgumentError(`formatTaskId: id must be a task id (a TaskRecord's id, an integer >= 0), got ${describe(id)}`);
   return `T${id}`;
 }
 
@@ -85,16 +88,21 @@ export interface TaskRecord {
 
 /** How diagnostics name a task: `T3 'stencil'`. */
 export function taskLabel(t: { id: TaskId; name: string }): string {
+  if (typeof (t as Partial<TaskRecord> | null)?.name !== 'string') throw new ArgumentError(`taskLabel: t must be a task (a TaskRecord, or { id, name }), got ${describe(t)}`);
   return `${formatTaskId(t.id)} '${t.name}'`;
 }
 
 /** The distinct tasks a task depends on, ascending. */
 export function dependencyTasks(t: TaskRecord): TaskId[] {
+  if (!Array.isArray((t as Partial<TaskRecord> | null)?.dependencies)) {
+    throw new ArgumentError(`dependencyTasks: t must be a TaskRecord (what Queue.submit returns, or onTask receives), got ${describe(t)}`);
+  }
   return [...new Set(t.dependencies.map((d) => d.task))].sort((a, b) => a - b);
 }
 
 /** Renders a dependency as `true T1 B0 {[(0,0),(4,8))}`, for logs and test messages. */
 export function formatDependency(d: Dependency): string {
+  if (typeof (d as Partial<Dependency> | null)?.kind !== 'string') throw new ArgumentError(`formatDependency: d must be a Dependency (an entry of a TaskRecord's dependencies), got ${describe(d)}`);
   return `${d.kind} ${formatTaskId(d.task)} ${formatBufferId(d.buffer)} ${formatRegion(d.region)}`;
 }
 
