@@ -236,7 +236,7 @@ describe('CommandQueue validation', () => {
     const q = new CommandQueue(ctx, job).enqueueWrite(p, 0, Int32Array.of(1, 2));
     expect(() => q.enqueueWrite(p, 4, Int32Array.of(1, 2))).toThrow(new ArgumentError('write: region [4, 12) does not fit in the 8 bytes from the pointer to the end of its allocation'));
     expect(() => q.enqueueLaunch('mux_double', { global: [0] }, p)).toThrow(new OptionError('launch: global[0] must be an integer ≥ 1, got 0'));
-    expect(() => q.enqueueCallback(42 as never)).toThrow(new ArgumentError('callback: expected a function'));
+    expect(() => q.enqueueCallback(42 as never)).toThrow(new ArgumentError('enqueueCallback: fn must be a function to run as a command, got 42'));
     expect(await failure(q.enqueueRead(p, 4, new Int32Array(2), { blocking: true }))).toEqual(new ArgumentError('read: region [4, 12) does not fit in the 8 bytes from the pointer to the end of its allocation'));
     expect([q.queued, q.inFlight]).toEqual([1, 0]);
     await q.enqueueRead(p, 0, out, { blocking: true });

@@ -216,7 +216,7 @@ describe('Fence', () => {
   });
 
   it('rejects a bad timeout', async () => {
-    expect(await failure(new Fence().tryWait(-1))).toEqual(new OptionError('timeoutMs must be a finite number ≥ 0, got -1'));
+    expect(await failure(new Fence().tryWait(-1))).toEqual(new OptionError('timeoutMs must be a finite number >= 0, got -1'));
   });
 
   it('belongs to one dispatch at a time and is reusable after reset', async () => {

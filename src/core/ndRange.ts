@@ -5,6 +5,7 @@
  * `(i % g0, ⌊i / g0⌋ % g1, ⌊i / (g0·g1)⌋)`, and groups and items within a group flatten the same way.
  */
 import { OptionError } from './errors.js';
+import { checkOptionsObject, describe } from './validate.js';
 
 /**
  * An ND-range of 1 to 3 dimensions: `global` work-items, grouped into work-groups of `local`.
@@ -31,11 +32,14 @@ export interface CheckedNDRange {
   readonly groupCount: number;
 }
 
+const NDRANGE_KEYS: readonly (keyof NDRange)[] = ['global', 'local'];
+
 /**
  * Validates an ND-range. `op` names the call in messages (`'launch'`, `'buildMap'`).
  *
  * @param maxTaskCount - Most work-items the range may have. Default: no limit beyond safe integers.
- * @throws OptionError when `global` is not 1 to 3 integers ≥ 1, when `local` has another number of
+ * @throws OptionError when the range is not an object or has a key other than `global` and
+ *   `local`, when `global` is not 1 to 3 integers ≥ 1, when `local` has another number of
  *   dimensions, when a `local[d]` is not an integer ≥ 1 dividing `global[d]`, or when the range has
  *   more than `maxTaskCount` work-items.
  * @example
@@ -45,9 +49,16 @@ export interface CheckedNDRange {
  * ```
  */
 export function checkNDRange(range: NDRange, op: string, maxTaskCount = Number.MAX_SAFE_INTEGER): CheckedNDRange {
-  const global = (range as NDRange | null | undefined)?.global;
+  if (range === null || typeof range !== 'object' || Array.isArray(range)) {
+    throw new OptionError(`${op}: the range must be an ND-range object { global: [sizes], local?: [sizes] }, got ${describe(range)}`);
+  }
+  for (const key of Object.keys(range)) {
+    // Builds its message (naming the nearest key) only for a key that is neither.
+    if (key !== 'global' && key !== 'local') checkOptionsObject(`${op} range`, range, NDRANGE_KEYS);
+  }
+  const global = range.global;
   if (!Array.isArray(global) || global.length < 1 || global.length > 3) {
-    throw new OptionError(`${op}: global must be an array of 1 to 3 sizes, got ${Array.isArray(global) ? `${global.length} dimensions` : String(global)}`);
+    throw new OptionError(`${op}: global must be an array of 1 to 3 sizes, got ${Array.isArray(global) ? `${global.length} dimensions` : describe(global)}`);
   }
   const local = range.local ?? global.map(() => 1);
   if (!Array.isArray(local) || local.length !== global.length) {

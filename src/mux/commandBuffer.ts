@@ -10,6 +10,7 @@ import type { TraceTrack } from '../pxl/trace.js';
 import type { Command, CommandCallback } from './command.js';
 import { commandGraph, type CommandGraph } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
+import { checkCommandCallback, checkContextAndJob, checkKernelName } from './muxArgs.js';
 
 export type { Command, CommandCallback } from './command.js';
 
@@ -53,8 +54,12 @@ export class CommandBuffer {
   /** Where execution traces draw this buffer's launches. */
   readonly #track: TraceTrack;
 
-  /** `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only. */
+  /**
+   * `job` runs the buffer's kernel launches; a buffer without one records memory commands and callbacks only.
+   * @throws ArgumentError when `context` is not a Context or `job` not a Job; StateError for a Job of another Context.
+   */
   constructor(context: Context, job?: Job) {
+    checkContextAndJob('CommandBuffer', context, job);
     this.#ctx = context;
     this.#job = job;
     const id = newTrackId();
@@ -132,7 +137,8 @@ export class CommandBuffer {
    * a work-group kernel (`defineGroupKernel`) runs its work-items group by group, with `local` as the
    * work-group size (see docs/work-groups.md). The launch touches every device pointer and NDArray
    * it is given, for the ordering of the buffer's commands.
-   * @throws StateError when the buffer has no Job; OptionError for a bad range; KernelNotFoundError
+   * @throws StateError when the buffer has no Job; ArgumentError for a kernel name that is not a
+   *   string, or arguments the kernel cannot take; OptionError for a bad range; KernelNotFoundError
    *   for a kernel the Job's modules do not export.
    * @example
    * ```ts
@@ -142,16 +148,22 @@ export class CommandBuffer {
   launch(kernel: string, range: NDRange, ...args: KernelArg[]): this {
     this.#recording('launch');
     if (this.#job === undefined) throw new StateError('launch: this command buffer has no Job; create it with new CommandBuffer(ctx, job)');
+    checkKernelName('launch', kernel);
     // The range's shape here; how many tasks it may make depends on the kernel's form (buildMap).
     const { global, local, taskCount } = checkNDRange(range, 'launch');
     const map = launchMap(this.#job, kernel, global, local);
+    // Refused now, as execute() refuses them, rather than failing the dispatch later.
+    map.checkLaunchArgs(args);
     return this.#push({ kind: 'launch', kernel, global, local, taskCount, args: [...args], map });
   }
 
-  /** Records a host callback; a callback that throws (or rejects) fails the dispatch. */
+  /**
+   * Records a host callback; a callback that throws (or rejects) fails the dispatch.
+   * @throws ArgumentError when `fn` is not a function.
+   */
   callback(fn: CommandCallback): this {
     this.#recording('callback');
-    if (typeof fn !== 'function') throw new ArgumentError('callback: expected a function');
+    checkCommandCallback('callback', fn);
     return this.#push({ kind: 'callback', fn });
   }
 

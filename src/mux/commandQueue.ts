@@ -1,6 +1,6 @@
 import { StateError, type PxlError } from '../core/errors.js';
 import type { NDRange } from '../core/ndRange.js';
-import { checkInteger } from '../core/validate.js';
+import { checkBoolean, checkInteger, checkOptionsObject } from '../core/validate.js';
 import type { KernelArg } from '../pxl/arguments.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
@@ -8,6 +8,7 @@ import type { Job } from '../pxl/job.js';
 import { CommandBuffer, type CommandCallback } from './commandBuffer.js';
 import { dispatch } from './dispatch.js';
 import { Semaphore } from './semaphore.js';
+import { checkCommandCallback, checkContextAndJob, checkKernelName } from './muxArgs.js';
 
 /** Options of {@link CommandQueue}; see {@link COMMAND_QUEUE_DEFAULTS} for the defaults. */
 export interface CommandQueueOptions {
@@ -33,6 +34,8 @@ export interface EnqueueReadOptions {
 }
 
 const MAX_BATCH = 1 << 20;
+const QUEUE_OPTIONS: readonly (keyof CommandQueueOptions)[] = ['maxBatch'];
+const READ_OPTIONS: readonly (keyof EnqueueReadOptions)[] = ['blocking'];
 
 /** At most this many completed buffers are kept, reset, for the next batches; the rest are let go. */
 const SPARE_BUFFERS = 2;
@@ -91,12 +94,16 @@ export class CommandQueue {
   /**
    * `job` runs the queue's kernel launches; a queue without one takes memory commands and
    * callbacks only (enqueueLaunch then throws a StateError).
-   * @throws OptionError for a `maxBatch` that is not an integer in [1, 1048576].
+   * @throws OptionError for a `maxBatch` that is not an integer in [1, 1048576], options that are
+   *   not an object, or an unknown option; ArgumentError when `context` is not a Context or `job`
+   *   not a Job; StateError for a Job of another Context.
    */
-  constructor(context: Context, job?: Job, options: CommandQueueOptions = {}) {
+  constructor(context: Context, job?: Job, options?: CommandQueueOptions) {
+    checkContextAndJob('CommandQueue', context, job);
+    const o = checkOptionsObject('CommandQueue options', options, QUEUE_OPTIONS);
     this.#ctx = context;
     this.#job = job;
-    this.#maxBatch = checkInteger('maxBatch', options.maxBatch ?? COMMAND_QUEUE_DEFAULTS.maxBatch, 1, MAX_BATCH);
+    this.#maxBatch = checkInteger('maxBatch', o.maxBatch ?? COMMAND_QUEUE_DEFAULTS.maxBatch, 1, MAX_BATCH);
   }
 
   /** The `maxBatch` this queue flushes at. */
@@ -133,14 +140,19 @@ export class CommandQueue {
    * Enqueues a read of `dst.byteLength` bytes at `src` + `offset` into host memory `dst`.
    * Non-blocking (the default): returns the queue; `dst` is written when the read runs, so read it
    * after `finish()`. Blocking: flushes and returns a promise resolved once `dst` holds the data.
-   * @throws ArgumentError for a bad region; StateError when the queue has failed. A blocking read
+   * @throws ArgumentError for a bad region; StateError when the queue has failed; OptionError
+   *   (thrown, also for a blocking read) for options that are not an object, an unknown option, or
+   *   a `blocking` that is not true or false. A blocking read
    *   rejects instead of throwing, and also rejects with the queue's CommandBufferError when this
    *   or an earlier command fails.
    */
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options: EnqueueReadOptions & { readonly blocking: true }): Promise<void>;
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options?: EnqueueReadOptions & { readonly blocking?: false }): this;
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options?: EnqueueReadOptions): this | Promise<void>;
-  enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options: EnqueueReadOptions = {}): this | Promise<void> {
+  enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, readOptions?: EnqueueReadOptions): this | Promise<void> {
+    // Checked before anything, and thrown: with bad options it is not known whether the call blocks.
+    const options = checkOptionsObject('enqueueRead options', readOptions, READ_OPTIONS);
+    if (options.blocking !== undefined) checkBoolean('blocking', options.blocking);
     if (options.blocking !== true) return this.#record('enqueueRead', (cb) => cb.read(src, offset, dst));
     try {
       this.#record('enqueueRead', (cb) => cb.read(src, offset, dst));
@@ -175,6 +187,7 @@ export class CommandQueue {
    */
   enqueueLaunch(kernel: string, range: NDRange, ...args: KernelArg[]): this {
     if (this.#job === undefined) throw new StateError('enqueueLaunch: this queue has no Job; create it with new CommandQueue(ctx, job)');
+    checkKernelName('enqueueLaunch', kernel);
     return this.#record('enqueueLaunch', (cb) => cb.launch(kernel, range, ...args));
   }
 
@@ -184,6 +197,7 @@ export class CommandQueue {
    * @throws ArgumentError when `fn` is not a function; StateError when the queue has failed.
    */
   enqueueCallback(fn: CommandCallback): this {
+    checkCommandCallback('enqueueCallback', fn);
     return this.#record('enqueueCallback', (cb) => cb.callback(fn));
   }
 

@@ -2,6 +2,7 @@ import { ArgumentError, CommandBufferError, PxlError, StateError } from '../core
 import { CommandBuffer } from './commandBuffer.js';
 import { Fence } from './fence.js';
 import { Semaphore } from './semaphore.js';
+import { checkFunction, checkOptionsObject, describe } from '../core/validate.js';
 
 /** Options of {@link dispatch}. Every field is optional. */
 export interface DispatchOptions {
@@ -21,6 +22,8 @@ export interface DispatchOptions {
   readonly callback?: (error: PxlError | undefined) => void;
 }
 
+const DISPATCH_OPTIONS: readonly (keyof DispatchOptions)[] = ['wait', 'signal', 'fence', 'callback'];
+
 /**
  * Dispatches a finalized command buffer. It starts once every `wait` semaphore is signalled, even
  * when the dispatch that signals them is made later; then it runs its commands in order, calls the
@@ -36,7 +39,8 @@ export interface DispatchOptions {
  * @throws StateError (synchronously, nothing dispatched) when the buffer's Context was destroyed,
  *   when the buffer is not finalized or is
  *   still dispatched, or the fence is pending with another dispatch; ArgumentError for a wait or
- *   signal entry that is not a Semaphore.
+ *   signal entry that is not a Semaphore, or a fence that is not a Fence; OptionError for options
+ *   that are not an object, an unknown option, or a callback that is not a function.
  * @example
  * ```ts
  * const s = new Semaphore();
@@ -46,15 +50,17 @@ export interface DispatchOptions {
  * await fence.wait(); // first ran, then second
  * ```
  */
-export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): void {
-  if (!(buffer instanceof CommandBuffer)) throw new ArgumentError('dispatch needs a CommandBuffer');
+export function dispatch(buffer: CommandBuffer, dispatchOptions?: DispatchOptions): void {
+  if (!(buffer instanceof CommandBuffer)) throw new ArgumentError(`dispatch: buffer must be a CommandBuffer (new CommandBuffer(ctx, job)), got ${describe(buffer)}`);
   const ctx = buffer.context;
   ctx.checkAlive();
+  const options = checkOptionsObject('dispatch options', dispatchOptions, DISPATCH_OPTIONS);
+  if (options.callback !== undefined) checkFunction('dispatch callback', options.callback);
   const wait = checkSemaphores('wait', options.wait);
   const signal = checkSemaphores('signal', options.signal);
   const fence = options.fence;
   if (fence !== undefined) {
-    if (!(fence instanceof Fence)) throw new ArgumentError('dispatch: fence must be a Fence');
+    if (!(fence instanceof Fence)) throw new ArgumentError(`dispatch: fence must be a Fence (new Fence()), got ${describe(fence)}`);
     if (fence.state === 'pending') throw new StateError('dispatch: the fence is pending with another dispatch; reset() it after that one completes, or use a new Fence');
   }
   buffer.claim();
@@ -106,9 +112,9 @@ export function dispatch(buffer: CommandBuffer, options: DispatchOptions = {}): 
 
 function checkSemaphores(name: string, list: readonly Semaphore[] | undefined): readonly Semaphore[] {
   if (list === undefined) return [];
-  if (!Array.isArray(list)) throw new ArgumentError(`dispatch: ${name} must be an array of Semaphores`);
+  if (!Array.isArray(list)) throw new ArgumentError(`dispatch: ${name} must be an array of Semaphores, got ${describe(list)}; wrap one in [ ]`);
   list.forEach((s, i) => {
-    if (!(s instanceof Semaphore)) throw new ArgumentError(`dispatch: ${name}[${i}] is not a Semaphore`);
+    if (!(s instanceof Semaphore)) throw new ArgumentError(`dispatch: ${name}[${i}] must be a Semaphore (new Semaphore()), got ${describe(s)}`);
   });
   return [...list];
 }

@@ -1,4 +1,5 @@
 import { OptionError, StateError, type PxlError } from '../core/errors.js';
+import { checkNumber } from '../core/validate.js';
 
 /** Where a {@link Fence} stands. `'unused'`: no dispatch has been given it since creation or reset. */
 export type FenceState = 'unused' | 'pending' | 'complete' | 'failed';
@@ -31,10 +32,13 @@ export class Fence {
 
   /**
    * Resolves once the dispatch completed.
-   * Waiting on an unused fence waits for the dispatch that will be given it.
-   * @throws (rejects) the dispatch's failure (CommandBufferError) when it failed.
+   * Waiting on an unused fence waits for the dispatch that will be given it. It takes no timeout:
+   * `tryWait(timeoutMs)` waits at most that long.
+   * @throws (rejects) the dispatch's failure (CommandBufferError) when it failed; OptionError when
+   *   given an argument (a timeout would otherwise be ignored and the wait could last forever).
    */
-  async wait(): Promise<void> {
+  async wait(...args: never[]): Promise<void> {
+    if (args.length > 0) throw new OptionError(`Fence.wait takes no arguments, got ${args.length}; to wait at most timeoutMs milliseconds, call tryWait(timeoutMs)`);
     if (this.#state !== 'complete' && this.#state !== 'failed') await new Promise<void>((r) => this.#waiters.push(r));
     if (this.#state === 'failed') throw this.#error;
   }
@@ -46,9 +50,7 @@ export class Fence {
    *   timeout that is not a finite number ≥ 0.
    */
   async tryWait(timeoutMs: number): Promise<boolean> {
-    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-      throw new OptionError(`timeoutMs must be a finite number ≥ 0, got ${String(timeoutMs)}`);
-    }
+    checkNumber('timeoutMs', timeoutMs, 0, Infinity);
     if (this.#state !== 'complete' && this.#state !== 'failed' && timeoutMs > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let wake: (() => void) | undefined;

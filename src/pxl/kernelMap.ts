@@ -302,6 +302,15 @@ export class KernelMap {
     return handle;
   }
 
+  /**
+   * @internal Checks one launch's arguments as `execute()` does, without launching: command buffers
+   * record launches long before they run, and refuse bad arguments when recorded.
+   * @throws ArgumentError for arguments the kernel cannot take.
+   */
+  checkLaunchArgs(args: readonly KernelArg[]): void {
+    this.#launchArgs(args);
+  }
+
   #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle, signal?: AbortSignal): LaunchRequest {
     return {
       launchId,
