@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads';
+import { invariant } from '../../core/errors.js';
 import * as L from './layout.js';
 import type { KernelInfo } from '../backend.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
@@ -73,6 +74,7 @@ export class CorePool {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(cores: number, argsSab: SharedArrayBuffer, events: CorePoolEvents, limits?: ResourceLimits) {
+    invariant(cores <= L.MAX_CORES, `a core pool has at most ${L.MAX_CORES} cores, got ${cores}`);
     this.cores = cores;
     this.#ctlSab = new SharedArrayBuffer(L.controlWords(cores) * 4);
     this.ctl = new Int32Array(this.#ctlSab);
@@ -93,6 +95,13 @@ export class CorePool {
       throw err;
     }
     this.#applyRef();
+  }
+
+  /** @internal For tests that end a core's thread from outside: the worker thread behind `core` now. */
+  workerOf(core: number): Worker {
+    const entry = this.#cores[core];
+    invariant(entry !== undefined, `no MU core ${core}`);
+    return entry.worker;
   }
 
   /** Whether `core` was given up after its replacements kept dying. */

@@ -1,4 +1,4 @@
-import type { ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import { ModuleLoadError, OutOfMemoryError, StateError, invariant, type PxlError } from '../../core/errors.js';
 import { totalCores, type Topology } from '../../core/topology.js';
 import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
@@ -192,6 +192,14 @@ export class CpuBackend implements Backend {
       drained[core] = count;
     }
     return { records, dropped };
+  }
+
+  /**
+   * @internal For tests of core deaths: the worker thread behind `core` (replaced when the core
+   * dies) and the dispatcher's control words (layout.ts). Not part of the Backend interface.
+   */
+  coreInternals(core: number): { readonly worker: Worker; readonly ctl: Int32Array } {
+    return { worker: this.#pool.workerOf(core), ctl: this.#pool.ctl };
   }
 
   describe(): Record<string, string | number> {

@@ -1,6 +1,7 @@
 import { CoreDiedError, KernelError, StateError, type PxlError } from '../../core/errors.js';
 import type { LaunchArg, LaunchHandle, LaunchOutcome, LaunchRequest } from '../backend.js';
 import { encodeArgs, sameBytes } from './argsCodec.js';
+import { countOffDead, setCoreMask } from './coreMask.js';
 import type { CorePool } from './corePool.js';
 import * as L from './layout.js';
 import type { CoreToHost } from './messages.js';
@@ -123,7 +124,7 @@ export class Dispatcher {
     ctl[sb + L.S_MESSAGES] = 0;
     const after = this.#order(before, sb);
     // The HEAD stores below are the release points that publish everything written above.
-    Atomics.store(ctl, sb + L.S_REMAINING, request.cores.length);
+    setCoreMask(ctl, this.#pool.cores, slot, request.cores);
 
     const flight: Flight = {
       request, slot, generation, positions: [], cancelled: false, kernelError: undefined, diedError: undefined,
@@ -230,17 +231,28 @@ export class Dispatcher {
   }
 
   /**
-   * A core died. Only the entry it was running (C_CURRENT) fails: its launch gets a CoreDiedError
-   * naming the Map, the kernel and the tasks of the batch in progress, and REMAINING is decremented
-   * on the core's behalf. Entries queued behind it on the core's ring belong to launches that never
-   * touched the core: TAIL moves just past the failed entry, and the replacement core, which starts
-   * from TAIL, runs them. Called before the replacement starts (see CorePoolEvents).
+   * A core died. Only the entry it was running (C_CURRENT == C_TAIL) fails: its launch gets a
+   * CoreDiedError naming the Map, the kernel and the tasks of the batch in progress, and the core
+   * is counted off on its behalf. Entries queued behind it on the core's ring belong to launches
+   * that never touched the core: TAIL moves just past the failed entry, and the replacement core,
+   * which starts from TAIL, runs them. The core may also have died after finishing an entry and
+   * before counting itself off (see layout.ts): every entry it finished whose launch is still in
+   * flight is counted off again, which is harmless for those it had counted off itself. Called
+   * before the replacement starts (see CorePoolEvents).
    */
   onCoreDeath(core: number, reason: string, cause: unknown): void {
     const ctl = this.#ctl;
     const cb = L.coreBase(core);
+    const tail = Atomics.load(ctl, cb + L.C_TAIL);
+    for (const flight of this.#flights.values()) {
+      const i = flight.request.cores.findIndex((plan) => plan.core === core);
+      if (i >= 0 && flight.positions[i]! < tail) countOffDead(ctl, this.#pool.cores, flight.slot, core);
+    }
     const pos = Atomics.load(ctl, cb + L.C_CURRENT);
-    if (pos < 0) return; // between entries (importing a module, say): no launch was on the core
+    // The replacement starts between entries, whatever the dead core left here.
+    Atomics.store(ctl, cb + L.C_CURRENT, -1);
+    // Between entries (importing a module, say, or past an entry it finished): no batch was running.
+    if (pos !== tail) return;
     const e = L.entryIndex(this.#pool.cores, core, pos);
     const issued = Atomics.load(ctl, cb + L.C_ISSUED);
     // The batches the core had started before it died, for the launch's progress.
@@ -255,8 +267,7 @@ export class Dispatcher {
       const tasks = issued === 0 ? undefined : ([first, Math.min(first + r.batchSize, r.taskCount) - 1] as const);
       flight.diedError ??= new CoreDiedError(core, r.kernelName, reason, { cause, mapId: r.mapId, ...(tasks === undefined ? {} : { tasks }) });
     }
-    this.#failEntry(slot);
-    Atomics.store(ctl, cb + L.C_CURRENT, -1);
+    this.#failEntry(slot, core);
     Atomics.store(ctl, cb + L.C_TAIL, pos + 1);
   }
 
@@ -275,18 +286,18 @@ export class Dispatcher {
       const slot = ctl[L.entryIndex(this.#pool.cores, core, pos) + L.E_SLOT]!;
       const flight = this.#flights.get(slot);
       if (flight !== undefined) flight.diedError ??= error;
-      this.#failEntry(slot);
+      this.#failEntry(slot, core);
     }
     Atomics.store(ctl, cb + L.C_TAIL, head);
   }
 
-  /** Marks a launch failed and counts one of its ring entries as finished. */
-  #failEntry(slot: number): void {
+  /** Marks a launch failed and counts `core` off it, on behalf of the dead core. */
+  #failEntry(slot: number, core: number): void {
     const ctl = this.#ctl;
     const sb = L.slotBase(this.#pool.cores, slot);
     Atomics.compareExchange(ctl, sb + L.S_FAILED, L.FAILED_NONE, L.FAILED_CORE_DIED);
     Atomics.store(ctl, sb + L.S_CANCEL, 1);
-    if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
+    countOffDead(ctl, this.#pool.cores, slot, core);
   }
 
   /**

@@ -24,12 +24,18 @@
  *   EPOCH with the last value it drained before it runs any entry, and drains its port with
  *   `receiveMessageOnPort`, so a launch never sees a buffer its core does not know.
  *
- * - A launch lives in a slot. The host fills the slot, then sets REMAINING to the number of cores
- *   that take part, then enqueues one ring entry per core. Each core, when done with its batches,
- *   stores TAIL and then decrements REMAINING; the one that brings it to zero notifies the host,
- *   which waits with `Atomics.waitAsync`. Ordering hazard: TAIL is stored before REMAINING is
- *   decremented, so when a core dies the host can tell which entries it never finished (pos >= TAIL)
- *   and decrement REMAINING on its behalf exactly for those.
+ * - A launch lives in a slot. The host fills the slot and its core mask (one bit per core that
+ *   takes part, in MASK words of 32 cores each), sets REMAINING to the set of mask words that have
+ *   a bit (bit w for word w), then enqueues one ring entry per core. Each core, when done with its
+ *   batches, stores TAIL, then counts itself off: it clears its bit in the mask; the core whose clear
+ *   empties a mask word clears that word's bit in REMAINING, and the one that empties REMAINING
+ *   notifies the host, which waits with `Atomics.waitAsync`. Then the core stores CURRENT = -1.
+ *   Why bits and not a count: a core can die (a kernel exits, its worker is terminated from outside)
+ *   between any two of these steps, and the host must then count it off exactly once. Clearing a bit
+ *   is idempotent, so the host simply clears the dead core's bits again for every entry the core
+ *   finished (pos < TAIL) whose launch is still in flight, and fails the entry it was running
+ *   (CURRENT == TAIL). A count could not be repaired: after a death between the TAIL store and a
+ *   decrement, the host cannot tell whether the decrement happened.
  *
  * - CANCEL is set by the host (cancel) or by a core whose kernel threw; cores read it before each
  *   batch, so unissued batches are skipped and batches in flight drain.
@@ -108,6 +114,7 @@ export const S_LAUNCH_ID = 8;
 export const S_AFTER_SLOT = 9;
 export const S_AFTER_GEN = 10;
 // Hot words written by cores; kept on their own line.
+/** Bit w set while mask word w of the slot has a core that has not counted itself off; 0 when done. */
 export const S_REMAINING = LINE + 0;
 export const S_CANCEL = LINE + 1;
 export const S_FAILED = LINE + 2;
@@ -137,8 +144,24 @@ export function slotBase(cores: number, slot: number): number {
   return ringBase(cores) + cores * RING_SIZE * ENTRY_WORDS + slot * SLOT_STRIDE;
 }
 
+/** Cores per word of a slot's core mask. */
+export const MASK_BITS = 32;
+
+/** Cores one pool may have: REMAINING has one bit per mask word. */
+export const MAX_CORES = MASK_BITS * 32;
+
+/** Words of one slot's core mask, padded to whole lines so slots' masks share no cache line. */
+export function maskWords(cores: number): number {
+  return Math.ceil(Math.ceil(cores / MASK_BITS) / LINE) * LINE;
+}
+
+/** First word of a slot's core mask: core c is bit `c % MASK_BITS` of word `c / MASK_BITS`. */
+export function maskBase(cores: number, slot: number): number {
+  return slotBase(cores, LAUNCH_SLOTS) + slot * maskWords(cores);
+}
+
 export function controlWords(cores: number): number {
-  return slotBase(cores, LAUNCH_SLOTS);
+  return maskBase(cores, LAUNCH_SLOTS);
 }
 
 /** Failure kinds stored in S_FAILED. */

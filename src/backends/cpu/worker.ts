@@ -194,9 +194,22 @@ function runEntry(pos: number): void {
   if (posted > 0) Atomics.add(ctl, sb + L.S_MESSAGES, posted);
   Atomics.store(ctl, e + L.E_ISSUED, issued);
   Atomics.store(ctl, e + L.E_DONE, done);
-  Atomics.store(ctl, base + L.C_CURRENT, -1);
+  // In this order, so that a death between any two steps leaves a state the host can repair (see
+  // the launch slot protocol in layout.ts): CURRENT still names the entry until it is counted off.
   Atomics.store(ctl, base + L.C_TAIL, pos + 1);
-  if (Atomics.sub(ctl, sb + L.S_REMAINING, 1) === 1) Atomics.notify(ctl, sb + L.S_REMAINING);
+  countOff(sb, slot);
+  Atomics.store(ctl, base + L.C_CURRENT, -1);
+}
+
+/** This core's word and bit in a slot's core mask, and that word's bit in REMAINING. */
+const maskWord = Math.floor(init.core / L.MASK_BITS);
+const maskBit = 1 << (init.core % L.MASK_BITS);
+const wordBit = 1 << maskWord;
+
+/** Clears this core's bit of the launch in `slot`; whoever empties REMAINING wakes the host. */
+function countOff(sb: number, slot: number): void {
+  if (Atomics.and(ctl, L.maskBase(init.cores, slot) + maskWord, ~maskBit) !== maskBit) return;
+  if (Atomics.and(ctl, sb + L.S_REMAINING, ~wordBit) === wordBit) Atomics.notify(ctl, sb + L.S_REMAINING);
 }
 
 async function main(): Promise<void> {
