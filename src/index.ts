@@ -46,7 +46,7 @@ export type { PxlErrorCode } from './core/errors.js';
 // Pairwise PCF operations and their results.
 export { pdist, cdist, l2Kernel } from './pcf/operations.js';
 export { destroyDefaultContext } from './pcf/defaultContext.js';
-export type { PairwiseOptions, DistanceOptions, CdistOptions, PcfInput, PairwiseDevice } from './pcf/operations.js';
+export type { PairwiseOptions, DistanceOptions, CdistOptions, PdistOptions, L2KernelOptions, PcfInput, PairwiseDevice, ResultFile, ToFile } from './pcf/operations.js';
 export { Pcf, integrationLimit, FLOAT32_MAX } from './pcf/pcf.js';
 export type { PcfArray, PcfDtype, PcfFromOptions } from './pcf/pcf.js';
 export { pcfSetFrom, pcfSetFromNested, pcfAt, MAX_SET_BREAKPOINTS } from './pcf/pcfSet.js';

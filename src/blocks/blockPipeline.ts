@@ -22,6 +22,11 @@ export interface BlockPipelineOptions {
   /** Stops the run between blocks; the run then rejects with CancelledError. */
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: BlockProgress) => void;
+  /**
+   * The blocks to run, a subset of `scheduler.blocks` in its order (a resumed run leaves out those
+   * already written). Default: all of them. Progress counts only these.
+   */
+  readonly blocks?: readonly BlockInfo[];
 }
 
 /**
@@ -38,7 +43,7 @@ export interface BlockPipelineOptions {
  * @throws (rejects) CancelledError when `signal` aborts; the first BlockOp or writer error otherwise.
  */
 export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockScheduler, writer: ResultWriter, options: BlockPipelineOptions): Promise<void> {
-  const blocks = scheduler.blocks;
+  const blocks = options.blocks ?? scheduler.blocks;
   const pairsTotal = blocks.reduce((n, b) => n + pairsInBlock(options.skip, b), 0);
   let next = 0;
   let blocksDone = 0;
@@ -47,8 +52,9 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
   const stopped = (): boolean => failure !== undefined || options.signal?.aborted === true;
 
   const take = (): BlockInfo | undefined => (stopped() ? undefined : blocks[next++]);
-  const scatter = (storage: S, block: BlockInfo, slot: BufferSlot, device: number): void => {
-    writer.write(block, op.outputBuffer(storage, slot));
+  // A writer's promise holds this device until the buffer slot may be reused: the backpressure hook.
+  const scatter = async (storage: S, block: BlockInfo, slot: BufferSlot, device: number): Promise<void> => {
+    await writer.write(block, op.outputBuffer(storage, slot));
     blocksDone++;
     pairsDone += pairsInBlock(options.skip, block);
     options.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal, device });
@@ -63,14 +69,14 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
         op.outputBuffer(storage, slot).fill(0, 0, block.rowCount * block.colCount);
         const running = op.execBlock(storage, block, slot);
         try {
-          if (previous !== undefined) scatter(storage, previous.block, previous.slot, index);
+          if (previous !== undefined) await scatter(storage, previous.block, previous.slot, index);
         } finally {
           await running;
         }
         previous = { block, slot };
         slot = slot === 0 ? 1 : 0;
       }
-      if (previous !== undefined && !stopped()) scatter(storage, previous.block, previous.slot, index);
+      if (previous !== undefined && !stopped()) await scatter(storage, previous.block, previous.slot, index);
     } catch (error) {
       failure ??= { error };
     } finally {

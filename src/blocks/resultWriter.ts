@@ -20,10 +20,13 @@ export interface ResultWriter {
    * value of pair (rowFirst + r, colFirst + c) is at `r * colCount + c`; elements past
    * `rowCount * colCount` are ignored, so one buffer sized for the largest block can be reused.
    *
+   * A writer that returns a promise (a file sink) holds the pipeline until it resolves: `buf` is
+   * reused only then, which is how a slow writer applies backpressure.
+   *
    * @throws {LogicError} when the block lies outside the output, the buffer is too short, or the
    * computation left a non-zero value where the output keeps nothing.
    */
-  write(block: BlockInfo, buf: FloatArray): void;
+  write(block: BlockInfo, buf: FloatArray): void | Promise<void>;
 }
 
 function blockName(block: BlockInfo): string {

@@ -33,6 +33,10 @@ import { checkPairwiseOptions } from './pairwiseOptions.js';
 import { PcfBlockOp } from './pcfBlockOp.js';
 import { PcfWorkspace } from './pcfWorkspace.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
+import { checkResultFitsMemory, computeToFile, DEFAULT_MEMORY, openResultFile, type ResultFile, type ResultFileRequest } from './resultFile.js';
+import type { NpyFileSink } from '../blocks/npyFileSink.js';
+
+export type { ResultFile } from './resultFile.js';
 
 /** Options every pairwise operation takes. */
 export interface PairwiseOptions {
@@ -97,6 +101,27 @@ export interface PairwiseOptions {
    * const d = await pdist(X, { devices: [cpu.createJob(1), cpu.createJob(1), gpu] });
    */
   devices?: readonly PairwiseDevice[];
+  /**
+   * Streams the result into this `.npy` file instead of returning it: each finished block is
+   * written to its final place, so the matrix is never held in memory, and the call resolves to a
+   * {@link ResultFile} describing the file (read it with `numpy.load(path, mmap_mode='r')`). The
+   * file appears only when complete (written beside it as `.<name>.<pid>.<hex>.tmp` and renamed);
+   * a cancelled or failed call removes its partial file, and partial files of dead processes for
+   * the same name are removed (or, with `resume`, continued). Free disk space is checked first.
+   */
+  out?: string;
+  /**
+   * With `out`: continue the partial file and journal that a killed process left for `out`,
+   * computing only the blocks the journal lacks; the file is byte-identical to an uninterrupted
+   * run. A journal written for other inputs or options is refused (InputFormatError). Without a
+   * partial file to continue, the run starts afresh. Default false.
+   */
+  resume?: boolean;
+  /**
+   * Bytes the run may use beyond its inputs and result: block buffers, and (with `out`) blocks in
+   * flight to disk, which is how much a slow disk may lag. Default 512 MiB.
+   */
+  memory?: number;
 }
 
 /** A device entry of {@link PairwiseOptions.devices}. */
@@ -106,6 +131,23 @@ export interface DistanceOptions extends PairwiseOptions {
   /** Exponent of the Lp distance, >= 1. Integer p (1, 2, 3, ...) runs without a general power function. Default 1. */
   p?: number;
 }
+
+/** Options of {@link pdist}. */
+export interface PdistOptions extends DistanceOptions {
+  /**
+   * With `out`: `'square'` writes the full `n x n` matrix, `'condensed'` scipy's condensed vector
+   * (`n * (n - 1) / 2` entries, half the size). Default `'square'`.
+   */
+  layout?: 'square' | 'condensed';
+}
+
+/** Options of {@link l2Kernel}: `layout` is `'square'` only (a condensed form would drop the diagonal). */
+export interface L2KernelOptions extends PairwiseOptions {
+  layout?: 'square';
+}
+
+/** Options with `out` set: the call resolves to a {@link ResultFile}. */
+export type ToFile = { out: string };
 
 export interface CdistOptions extends DistanceOptions {
   /** `'distance'` (Lp, the default) or `'l2Inner'` (the L2 inner product, as l2Kernel). */
@@ -134,13 +176,19 @@ const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKern
  *   invalid PCF; OptionError for bad options (unknown names, wrong types, p < 1); CancelledError
  *   on abort.
  */
-export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise<DistanceMatrix> {
-  options = checkPairwiseOptions('pdist', { X }, options, ['p']);
+export function pdist(X: PcfInput, options: PdistOptions & ToFile): Promise<ResultFile>;
+export function pdist(X: PcfInput, options?: PdistOptions): Promise<DistanceMatrix>;
+export async function pdist(X: PcfInput, options: PdistOptions = {}): Promise<DistanceMatrix | ResultFile> {
+  options = checkPairwiseOptions('pdist', { X }, options, ['p', 'layout']);
   const op = pcfOp(options.p ?? 1);
   const plan = planDevices(options);
   const set = toSet(X, requestedDtype(plan, options));
-  const result = new DistanceMatrix(set.count, resultDtype(set, options));
-  await run(set, set, op, 'lowerTriangle', 'lowerTriangleSkipDiag', new DistanceMatrixWriter(result), plan, options);
+  const dtype = resultDtype(set, options);
+  const run = (writer: ResultWriter, sink?: NpyFileSink) => compute(set, set, op, 'lowerTriangle', 'lowerTriangleSkipDiag', writer, plan, options, sink);
+  if (options.out !== undefined) return toFile({ fnName: 'pdist', rows: set, cols: set, op, layout: options.layout ?? 'square', dtype }, options, run);
+  checkResultFitsMemory('pdist', set, set, (set.count * (set.count - 1)) / 2, dtype, options.memory ?? DEFAULT_MEMORY);
+  const result = new DistanceMatrix(set.count, dtype);
+  await run(new DistanceMatrixWriter(result));
   return result;
 }
 
@@ -150,12 +198,18 @@ export async function pdist(X: PcfInput, options: DistanceOptions = {}): Promise
  *
  * @example (await l2Kernel([[[0, 4], [3, 0]], [[0, 2], [3, 0]]])).toSquare() // [[48, 24], [24, 12]]
  */
-export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Promise<SymmetricMatrix> {
-  options = checkPairwiseOptions('l2Kernel', { X }, options, []);
+export function l2Kernel(X: PcfInput, options: L2KernelOptions & ToFile): Promise<ResultFile>;
+export function l2Kernel(X: PcfInput, options?: L2KernelOptions): Promise<SymmetricMatrix>;
+export async function l2Kernel(X: PcfInput, options: L2KernelOptions = {}): Promise<SymmetricMatrix | ResultFile> {
+  options = checkPairwiseOptions('l2Kernel', { X }, options, ['layout']);
   const plan = planDevices(options);
   const set = toSet(X, requestedDtype(plan, options));
-  const result = new SymmetricMatrix(set.count, resultDtype(set, options));
-  await run(set, set, L2_INNER, 'lowerTriangle', 'lowerTriangle', new SymmetricMatrixWriter(result), plan, options);
+  const dtype = resultDtype(set, options);
+  const run = (writer: ResultWriter, sink?: NpyFileSink) => compute(set, set, L2_INNER, 'lowerTriangle', 'lowerTriangle', writer, plan, options, sink);
+  if (options.out !== undefined) return toFile({ fnName: 'l2Kernel', rows: set, cols: set, op: L2_INNER, layout: 'square', dtype }, options, run);
+  checkResultFitsMemory('l2Kernel', set, set, (set.count * (set.count + 1)) / 2, dtype, options.memory ?? DEFAULT_MEMORY);
+  const result = new SymmetricMatrix(set.count, dtype);
+  await run(new SymmetricMatrixWriter(result));
   return result;
 }
 
@@ -163,7 +217,9 @@ export async function l2Kernel(X: PcfInput, options: PairwiseOptions = {}): Prom
  * Every pair of X against Y: a dense tensor of shape [...X.shape, ...Y.shape] (multi-dimensional
  * inputs are nested arrays of PCFs, or PcfSets with a shape).
  */
-export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}): Promise<DenseTensor> {
+export function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions & ToFile): Promise<ResultFile>;
+export function cdist(X: PcfInput, Y: PcfInput, options?: CdistOptions): Promise<DenseTensor>;
+export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}): Promise<DenseTensor | ResultFile> {
   options = checkPairwiseOptions('cdist', { X, Y }, options, ['p', 'op']);
   const kind = checkOneOf('op', options.op ?? 'distance', ['distance', 'l2Inner']);
   const op = kind === 'l2Inner' ? L2_INNER : pcfOp(options.p ?? 1);
@@ -171,9 +227,24 @@ export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}
   const xs = toSet(X, requestedDtype(plan, options));
   const ys = toSet(Y, options.dtype ?? xs.dtype);
   if (xs.dtype !== ys.dtype) throw new OptionError(`X and Y must have the same dtype, got '${xs.dtype}' and '${ys.dtype}'; pass dtype to convert both`);
-  const result = new DenseTensor([...xs.shape, ...ys.shape], resultDtype(xs, options));
-  await run(xs, ys, op, 'full', 'none', new DenseWriter(result, ys.count), plan, options);
+  const dtype = resultDtype(xs, options);
+  const run = (writer: ResultWriter, sink?: NpyFileSink) => compute(xs, ys, op, 'full', 'none', writer, plan, options, sink);
+  if (options.out !== undefined) return toFile({ fnName: 'cdist', rows: xs, cols: ys, op, layout: 'dense', dtype }, options, run);
+  checkResultFitsMemory('cdist', xs, ys, xs.count * ys.count, dtype, options.memory ?? DEFAULT_MEMORY);
+  const result = new DenseTensor([...xs.shape, ...ys.shape], dtype);
+  await run(new DenseWriter(result, ys.count));
   return result;
+}
+
+/** The `out` path of the three operations: the result streamed into a file through a sink. */
+async function toFile(
+  request: Omit<ResultFileRequest, 'out' | 'resume' | 'memory'>,
+  options: PairwiseOptions,
+  run: (writer: ResultWriter, sink: NpyFileSink) => Promise<void>,
+): Promise<ResultFile> {
+  const out = options.out!;
+  const sink = await openResultFile({ ...request, out, resume: options.resume ?? false, memory: options.memory ?? DEFAULT_MEMORY }, options.signal);
+  return computeToFile(sink, out, () => run(sink, sink));
 }
 
 function resultDtype(set: PcfSet, options: PairwiseOptions): FloatDType {
@@ -208,7 +279,7 @@ interface ContextRun {
   op?: BlockOp<unknown>;
 }
 
-async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip: TriangleSkipMode, writer: ResultWriter, plan: DevicePlan, options: PairwiseOptions): Promise<void> {
+async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip: TriangleSkipMode, writer: ResultWriter, plan: DevicePlan, options: PairwiseOptions, sink?: NpyFileSink): Promise<void> {
   const signal = options.signal;
   if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
   if (rows.count === 0 || cols.count === 0 || (mode === 'lowerTriangle' && skip === 'lowerTriangleSkipDiag' && rows.count < 2)) return;
@@ -243,14 +314,19 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
     const dtype = resultDtype(rows, options);
     const bytes = dtype === 'float32' ? 4 : 8;
     const budgets = [...runs.values()].map((r) => (r.kind === 'gpu' ? gpuOutputBudget(r.ctx.availableMemSize) : Math.max(1, Math.min(CPU_OUTPUT_CAP, maxOutputElementsFor(r.ctx.availableMemSize, bytes)))));
+    // The memory budget: half for the two result buffers of every device, half for writes in flight.
+    budgets.push(Math.max(1, Math.floor((options.memory ?? DEFAULT_MEMORY) / 2 / (slots.length * 2 * bytes))));
+    // A resumed file must be cut into the blocks its journal counts: the same side, whatever the budget is now.
+    const side = sink?.resumed?.header.blockSide;
     const scheduler = new BlockScheduler({
       nRows: rows.count,
       nCols: cols.count,
       mode,
-      maxOutputElements: options.maxOutputElements ?? Math.min(...budgets),
-      nSplitsHint: options.nSplitsHint ?? slots.reduce((n, s) => n + (s.run.kind === 'gpu' ? GPU_SPLITS : 32), 0),
-      minBlockSide: options.minBlockSide ?? (plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
+      maxOutputElements: side !== undefined ? side * side : (options.maxOutputElements ?? Math.min(...budgets)),
+      nSplitsHint: side !== undefined ? 1 : (options.nSplitsHint ?? slots.reduce((n, s) => n + (s.run.kind === 'gpu' ? GPU_SPLITS : 32), 0)),
+      minBlockSide: side ?? options.minBlockSide ?? (plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
     });
+    const blocks = sink === undefined ? undefined : await sink.begin(scheduler);
     if (plan.gpu && scheduler.maxBlockElements > MaxTaskCount) {
       throw new OptionError(`on the GPU a block is one launch of at most ${MaxTaskCount} pairs, but these options give blocks of ${scheduler.maxBlockElements}: lower maxOutputElements or minBlockSide (at most 1023)`);
     }
@@ -275,6 +351,7 @@ async function run(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, skip:
       devices: blockOp.devices,
       ...(signal === undefined ? {} : { signal }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      ...(blocks === undefined ? {} : { blocks }),
     });
   } finally {
     for (const r of runs.values()) {

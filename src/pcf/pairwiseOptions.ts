@@ -5,7 +5,7 @@
  * not discovered by the block pipeline after work has started.
  */
 import { ArgumentError, OptionError } from '../core/errors.js';
-import { checkAbortSignal, checkFunction, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
+import { checkAbortSignal, checkBoolean, checkFunction, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
 import { pcfOp } from './integrate.js';
@@ -15,12 +15,16 @@ import { checkPcfSet, isPcfSetLike } from './pcfSet.js';
 /** The options every pairwise operation takes (the keys of `PairwiseOptions`). */
 export const PAIRWISE_OPTION_KEYS = [
   'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices',
+  'out', 'resume', 'memory',
 ] as const;
+
+/** Smallest `memory` budget: below it a block would hold a handful of pairs. */
+const MIN_MEMORY = 2 ** 20;
 
 /** Words users reach for, and the option that does what they mean. */
 const ALIASES: Readonly<Record<string, string>> = {
   threads: 'devices', workers: 'devices', ctx: 'context', abortSignal: 'signal', progress: 'onProgress', onprogress: 'onProgress',
-  exponent: 'p', backend: 'device',
+  exponent: 'p', backend: 'device', output: 'out', file: 'out', outFile: 'out', memoryLimit: 'memory', budget: 'memory',
 };
 
 /** Options as the checks read them; the operation's own interface types them for callers. */
@@ -61,6 +65,17 @@ export function checkPairwiseOptions<T extends object>(fnName: string, inputs: R
   if (o.minBlockSide !== undefined) checkInteger('minBlockSide', o.minBlockSide, 0, Number.MAX_SAFE_INTEGER);
   if (o.device !== undefined) checkOneOf('device', o.device, ['cpu', 'gpu']);
   if (o.op !== undefined) checkOneOf('op', o.op, ['distance', 'l2Inner']);
+  if (o.out !== undefined && (typeof o.out !== 'string' || o.out === '')) throw new OptionError(`out must be the path of a .npy file to write, got ${describe(o.out)}`);
+  if (o.resume !== undefined) {
+    checkBoolean('resume', o.resume);
+    if (o.resume && o.out === undefined) throw new OptionError('resume continues a partial result file, so it needs out (the .npy file to finish)');
+  }
+  if (o.memory !== undefined) checkInteger('memory', o.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
+  if (o.layout !== undefined) {
+    if (o.out === undefined) throw new OptionError(`layout says how out is written; without out, ${fnName} returns its ${fnName === 'pdist' ? 'DistanceMatrix' : 'SymmetricMatrix'}, which has no layout to choose`);
+    if (fnName === 'l2Kernel' && o.layout === 'condensed') throw new OptionError("l2Kernel writes only layout 'square': scipy's condensed form drops the diagonal, which a kernel matrix needs");
+    checkOneOf('layout', o.layout, ['square', 'condensed']);
+  }
   if (o.p !== undefined) {
     if (o.op === 'l2Inner') throw new OptionError("p is the exponent of op 'distance'; leave it out with op 'l2Inner', which has no exponent");
     pcfOp(o.p as number);

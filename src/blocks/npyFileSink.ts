@@ -1,0 +1,333 @@
+/**
+ * A result writer that streams blocks into an `.npy` file: each finished block is staged (in
+ * event-loop-friendly steps) and written to its final offsets with positional writes, which run on
+ * libuv's thread pool, off the main thread. The whole matrix never exists in memory: at most a few
+ * staging buffers, within a byte budget, are in flight, and `write` waits for one to come free, so a
+ * disk slower than the computation holds the pipeline back instead of filling memory.
+ *
+ * The file is written as `.<name>.<pid>.<hex>.tmp` beside the target with a journal of finished
+ * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
+ * a hard-killed one leaves both for a later run to resume (or to remove).
+ */
+import { open, rename, rm, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { InputFormatError, LogicError, invariant } from '../core/errors.js';
+import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
+import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
+import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
+import { checkDiskSpace, type WayOut } from './capacityCheck.js';
+import { allocFloatArray, type FloatArray } from './floatArray.js';
+import type { NpyFileLayout } from './npyLayout.js';
+import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials, type PartialPaths } from './partialFiles.js';
+import type { ResultWriter } from './resultWriter.js';
+
+/** Options of {@link NpyFileSink.open}. */
+export interface NpyFileSinkOptions {
+  /** The `.npy` file to produce; it is replaced only when the result is complete. */
+  readonly target: string;
+  readonly layout: NpyFileLayout;
+  /** What the result belongs to, recorded in the journal: a hash of the inputs and the options in words. */
+  readonly identity: { readonly inputs: string; readonly options: string };
+  /** Continue the partial file of a dead process for the same target and identity. Default false. */
+  readonly resume?: boolean;
+  /** Bytes of staging buffers in flight to disk; at least two blocks' worth is always allowed. */
+  readonly queueBytes: number;
+  /** The result in words and the ways to shrink it, for the free-space refusal. */
+  readonly what: string;
+  readonly waysOut: readonly WayOut[];
+}
+
+/** Writes in flight per staged block: enough to keep the thread pool busy without flooding it. */
+const WRITES_PER_BLOCK = 4;
+/** Journal flushes (each an fdatasync of the data and of the journal) at most this often. */
+const FLUSH_INTERVAL_MS = 1000;
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Streams a block schedule's results into an `.npy` file. Use: {@link NpyFileSink.open}, then
+ * {@link begin} with the scheduler (it returns the blocks still to compute), then the pipeline's
+ * `write` calls, then {@link commit}, or {@link abort} on failure or cancellation.
+ *
+ * @example
+ * const sink = await NpyFileSink.open({ target: 'd.npy', layout, identity, queueBytes: 256 << 20, what: 'the result', waysOut: [] });
+ * try {
+ *   const blocks = await sink.begin(scheduler);
+ *   await runBlockPipeline(op, scheduler, sink, { skip, blocks });
+ *   await sink.commit();
+ * } catch (error) { await sink.abort(); throw error; }
+ */
+export class NpyFileSink implements ResultWriter {
+  readonly #options: NpyFileSinkOptions;
+  readonly #paths: PartialPaths;
+  readonly #handle: FileHandle;
+  readonly #resumed: { readonly header: JournalHeader; readonly done: ReadonlySet<number> } | undefined;
+  #journal: BlockJournal | undefined;
+  #free: FloatArray[] = [];
+  #allocated = 0;
+  #maxBuffers = 2;
+  #stagingElements = 0;
+  #waiting: Array<() => void> = [];
+  readonly #tasks = new Set<Promise<void>>();
+  #failure: { error: unknown } | undefined;
+  #lastFlush = -Infinity;
+  #closed = false;
+  #blocksTotal = 0;
+
+  private constructor(options: NpyFileSinkOptions, paths: PartialPaths, handle: FileHandle, resumed: NpyFileSink['resumed']) {
+    this.#options = options;
+    this.#paths = paths;
+    this.#handle = handle;
+    this.#resumed = resumed;
+  }
+
+  /**
+   * Prepares the partial file: removes what dead processes left for the same target (or, with
+   * `resume`, takes over their partial file and journal when they match), checks free disk space,
+   * and creates the file at its full size with the `.npy` header in place.
+   *
+   * @throws (rejects) InputFormatError naming the target when the disk lacks space, the file cannot
+   *   be created, or (with `resume`) the journal found belongs to other inputs or options; nothing
+   *   was computed then, and the partial files of the refused journal are left as they were.
+   */
+  static async open(options: NpyFileSinkOptions): Promise<NpyFileSink> {
+    const { target, layout } = options;
+    const expected = { ...options.identity, bytes: layout.bytes };
+    let resumed: NpyFileSink['resumed'];
+    let claimed: PartialPaths | undefined;
+    for (const stale of await stalePartials(target)) {
+      if (options.resume === true && claimed === undefined && stale.hasTemp && stale.hasJournal) {
+        const contents = await readJournal(stale.journal);
+        const mismatch = journalMismatch(contents.header, expected);
+        if (mismatch !== undefined) {
+          throw new InputFormatError(`cannot resume from the journal ${stale.journal}: ${mismatch}. Run without resuming to start over (that replaces the partial file), or resume with the same inputs and options`, target);
+        }
+        const paths = partialPathsFor(target);
+        // Renaming claims the files: a second process resuming at the same time finds them gone.
+        await rename(stale.journal, paths.journal);
+        await rename(stale.temp, paths.temp);
+        claimed = paths;
+        resumed = contents;
+        continue;
+      }
+      await removePartial(stale);
+    }
+    const paths = claimed ?? partialPathsFor(target);
+    holdPartialFiles(paths.temp, paths.journal);
+    let handle: FileHandle | undefined;
+    try {
+      let onDisk = 0;
+      if (claimed !== undefined) {
+        const s = await stat(paths.temp);
+        if (s.size !== layout.bytes) throw new InputFormatError(`cannot resume: the partial file ${paths.temp} has ${s.size} bytes, not the ${layout.bytes} its journal promises; run without resuming to start over`, target);
+        onDisk = s.blocks * 512;
+      }
+      await checkDiskSpace(target, dirname(target), Math.max(0, layout.bytes - onDisk), options.what, options.waysOut);
+      try {
+        handle = await open(paths.temp, claimed === undefined ? 'wx' : 'r+');
+        if (claimed === undefined) {
+          await handle.write(layout.header, 0, layout.header.length, 0);
+          // The data area reads as zeros until written: a sparse file, so space is taken as blocks land.
+          await handle.truncate(layout.bytes);
+        }
+      } catch (error) {
+        throw new InputFormatError(`cannot create the partial file ${paths.temp}: ${reason(error)}`, target, { cause: error });
+      }
+      return new NpyFileSink(options, paths, handle, resumed);
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      // A refused resume keeps its files (the user may retry with the right inputs); a fresh one goes.
+      if (claimed === undefined) await removePartial(paths);
+      releasePartialFiles(paths.temp, paths.journal);
+      throw error;
+    }
+  }
+
+  /** What was resumed: the journal's header and the blocks it lists; undefined for a fresh file. */
+  get resumed(): { readonly header: JournalHeader; readonly done: ReadonlySet<number> } | undefined {
+    return this.#resumed;
+  }
+
+  /** The file's layout. */
+  get layout(): NpyFileLayout {
+    return this.#options.layout;
+  }
+
+  /** Blocks of the schedule {@link begin} was given (0 before, and for a result with no pairs). */
+  get blocksTotal(): number {
+    return this.#blocksTotal;
+  }
+
+  /** The partial files this sink writes. */
+  get paths(): PartialPaths {
+    return this.#paths;
+  }
+
+  /**
+   * Starts the journal for `scheduler` (or checks that a resumed one describes the same blocks)
+   * and returns the blocks still to compute, in the scheduler's order.
+   *
+   * @throws (rejects) LogicError when a resumed journal's schedule differs from `scheduler`.
+   */
+  async begin(scheduler: BlockScheduler): Promise<readonly BlockInfo[]> {
+    const { layout } = this.#options;
+    invariant(scheduler.nRows === layout.nRows && scheduler.nCols === layout.nCols, `a ${scheduler.nRows} x ${scheduler.nCols} schedule cannot fill a ${layout.nRows} x ${layout.nCols} result file`);
+    let todo = scheduler.blocks;
+    this.#blocksTotal = todo.length;
+    if (this.#resumed !== undefined) {
+      const { header, done } = this.#resumed;
+      if (header.blockSide !== scheduler.blockSide || header.blocks !== scheduler.blocks.length) {
+        throw new LogicError(`the resumed journal has ${header.blocks} blocks of side ${header.blockSide}, the schedule ${scheduler.blocks.length} of side ${scheduler.blockSide}`);
+      }
+      todo = scheduler.blocks.filter((b) => !done.has(b.index));
+      this.#journal = await BlockJournal.append(this.#paths.journal);
+    } else {
+      const header: JournalHeader = { ...this.#options.identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes };
+      this.#journal = await BlockJournal.create(this.#paths.journal, header);
+    }
+    this.#stagingElements = todo.reduce((m, b) => Math.max(m, stagedElements(layout, b)), 0);
+    const bufferBytes = Math.max(1, this.#stagingElements * layout.elementBytes);
+    this.#maxBuffers = Math.max(2, Math.floor(this.#options.queueBytes / bufferBytes));
+    return todo;
+  }
+
+  /**
+   * Stages `block` from `buf` and queues its writes. Resolves once `buf` may be reused: after the
+   * copy, which first waits for a staging buffer when the byte budget is in flight (backpressure).
+   *
+   * @throws (rejects) the first write error of an earlier block, as an InputFormatError naming the
+   *   target; LogicError when the block left a value where the layout keeps nothing.
+   */
+  async write(block: BlockInfo, buf: FloatArray): Promise<void> {
+    this.#throwIfFailed();
+    invariant(this.#journal !== undefined, 'NpyFileSink.write before begin');
+    const staging = await this.#acquire();
+    const runs: StagedRun[] = [];
+    try {
+      for (const _ of stageBlock(this.#options.layout, block, buf, staging, runs)) await nextTurn();
+    } catch (error) {
+      this.#release(staging);
+      throw error;
+    }
+    this.#track(this.#writeRuns(staging, runs).finally(() => this.#release(staging)).then(() => this.#blockDone(block)), block);
+  }
+
+  /** Keeps `work` until it settles; its error becomes the sink's failure, thrown by the next call. */
+  #track(work: Promise<void>, block?: BlockInfo): void {
+    const task = work
+      .catch((error: unknown) => {
+        const what = block === undefined ? 'flush the journal of' : `write block ${block.index} to`;
+        this.#failure ??= { error: new InputFormatError(`cannot ${what} ${this.#paths.temp}: ${reason(error)}`, this.#options.target, { cause: error }) };
+      })
+      .finally(() => this.#tasks.delete(task));
+    this.#tasks.add(task);
+  }
+
+  /**
+   * Waits for every write, flushes the file to disk and renames it over the target; the journal is
+   * removed. The sink is closed afterwards.
+   *
+   * @throws (rejects) InputFormatError naming the target when a write, the flush or the rename
+   *   failed; the partial files are then removed.
+   */
+  async commit(): Promise<void> {
+    try {
+      await this.#settle();
+      this.#throwIfFailed();
+      try {
+        await this.#handle.datasync();
+      } catch (error) {
+        throw new InputFormatError(`cannot flush ${this.#paths.temp} to disk: ${reason(error)}`, this.#options.target, { cause: error });
+      }
+      await this.#close();
+      try {
+        await rename(this.#paths.temp, this.#options.target);
+      } catch (error) {
+        throw new InputFormatError(`cannot move the finished file into place: ${reason(error)}`, this.#options.target, { cause: error });
+      }
+      await rm(this.#paths.journal, { force: true });
+      releasePartialFiles(this.#paths.temp, this.#paths.journal);
+    } catch (error) {
+      await this.abort();
+      throw error;
+    }
+  }
+
+  /** Stops: waits for writes in flight, closes, and removes the partial file and its journal. Safe to call twice. */
+  async abort(): Promise<void> {
+    await this.#settle();
+    await this.#close();
+    await removePartial(this.#paths);
+    releasePartialFiles(this.#paths.temp, this.#paths.journal);
+  }
+
+  async #close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#journal?.close();
+    await this.#handle.close();
+  }
+
+  async #settle(): Promise<void> {
+    while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
+  }
+
+  #throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
+  async #acquire(): Promise<FloatArray> {
+    for (;;) {
+      const buffer = this.#free.pop();
+      if (buffer !== undefined) return buffer;
+      if (this.#allocated < this.#maxBuffers) {
+        this.#allocated++;
+        return allocFloatArray(this.#options.layout.dtype, this.#stagingElements);
+      }
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+  }
+
+  #release(buffer: FloatArray): void {
+    this.#free.push(buffer);
+    this.#waiting.shift()?.();
+  }
+
+  async #writeRuns(staging: FloatArray, runs: readonly StagedRun[]): Promise<void> {
+    const size = this.#options.layout.elementBytes;
+    const base = this.#options.layout.header.length;
+    const bytes = new Uint8Array(staging.buffer, staging.byteOffset, staging.byteLength);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let k = next++; k < runs.length && this.#failure === undefined; k = next++) {
+        const run = runs[k]!;
+        let offset = run.from * size;
+        let position = base + run.at * size;
+        let left = run.length * size;
+        // A positional write may write less than asked (rarely, for regular files): go on from there.
+        while (left > 0) {
+          const { bytesWritten } = await this.#handle.write(bytes, offset, left, position);
+          offset += bytesWritten;
+          position += bytesWritten;
+          left -= bytesWritten;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(WRITES_PER_BLOCK, runs.length) }, worker));
+  }
+
+  /** Notes a block whose data is written; the journal is flushed on its own, never holding a staging buffer. */
+  #blockDone(block: BlockInfo): void {
+    const journal = this.#journal!;
+    journal.add(block.index);
+    const now = performance.now();
+    if (now - this.#lastFlush < FLUSH_INTERVAL_MS) return;
+    this.#lastFlush = now;
+    this.#track(journal.flush(this.#handle));
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Partial files: a result being written lives in `.<name>.<pid>.<hex>.tmp` beside its target
+ * `<name>`, with its journal in `.<name>.<pid>.<hex>.journal`, until it is complete and renamed into
+ * place. The pid says which process owns them: files of a process that is no longer alive are
+ * stale, to be resumed or removed by the next run for the same target.
+ *
+ * This module also keeps the partial files the current process holds, so that a second Ctrl-C,
+ * which must end the process at once, can still remove them synchronously on the way out.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** The files of one partial result. */
+export interface PartialPaths {
+  /** The data file, renamed over the target when complete. */
+  readonly temp: string;
+  /** The journal of finished blocks beside it. */
+  readonly journal: string;
+  /** The process that created them. */
+  readonly pid: number;
+}
+
+/**
+ * Fresh partial paths for `target`, owned by this process.
+ *
+ * @example partialPathsFor('/data/out.npy').temp // '/data/.out.npy.4242.1f2e3d4c5b6a.tmp'
+ */
+export function partialPathsFor(target: string): PartialPaths {
+  return pathsOf(target, process.pid, randomBytes(6).toString('hex'));
+}
+
+function pathsOf(target: string, pid: number, hex: string): PartialPaths {
+  const stem = join(dirname(target), `.${basename(target)}.${pid}.${hex}`);
+  return { temp: `${stem}.tmp`, journal: `${stem}.journal`, pid };
+}
+
+/** Whether process `pid` is alive: signal 0 checks without sending; EPERM means alive but not ours. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A stale partial result: what a dead process left for the same target. */
+export interface StalePartial extends PartialPaths {
+  /** Which of the two files exist. */
+  readonly hasTemp: boolean;
+  readonly hasJournal: boolean;
+}
+
+/**
+ * The partial files of `target` whose owner is no longer alive, the temp file and journal of one
+ * owner paired, in the directory's order.
+ *
+ * @param alive liveness test, replaceable for tests. Default {@link processAlive}.
+ */
+export async function stalePartials(target: string, alive: (pid: number) => boolean = processAlive): Promise<StalePartial[]> {
+  const dir = dirname(target);
+  const pattern = new RegExp(`^\\.${escapeRegExp(basename(target))}\\.(\\d+)\\.([0-9a-f]+)\\.(tmp|journal)$`);
+  const found = new Map<string, { pid: number; hex: string; temp: boolean; journal: boolean }>();
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = pattern.exec(name);
+    if (m === null) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    const key = `${m[1]}.${m[2]}`;
+    const entry = found.get(key) ?? { pid, hex: m[2]!, temp: false, journal: false };
+    if (m[3] === 'tmp') entry.temp = true;
+    else entry.journal = true;
+    found.set(key, entry);
+  }
+  return [...found.values()].map((e) => ({ ...pathsOf(target, e.pid, e.hex), hasTemp: e.temp, hasJournal: e.journal }));
+}
+
+/** Removes both files of a partial result; missing files are fine. */
+export async function removePartial(paths: PartialPaths): Promise<void> {
+  await rm(paths.temp, { force: true });
+  await rm(paths.journal, { force: true });
+}
+
+const held = new Set<string>();
+
+/** Records files this process must remove if it is forced to end before it can clean up. */
+export function holdPartialFiles(...paths: string[]): void {
+  for (const p of paths) held.add(p);
+}
+
+/** Forgets files this process no longer needs to remove (renamed into place, or removed). */
+export function releasePartialFiles(...paths: string[]): void {
+  for (const p of paths) held.delete(p);
+}
+
+/**
+ * Removes every partial file this process holds, synchronously: for a process that must exit now
+ * (a second Ctrl-C) and cannot wait for the asynchronous cleanup. Returns the paths removed.
+ */
+export function removeHeldPartialFilesSync(): string[] {
+  const removed = [...held];
+  for (const p of removed) rmSync(p, { force: true });
+  held.clear();
+  return removed;
+}

@@ -1,0 +1,137 @@
+/**
+ * The `out`, `memory` and `resume` options of pdist, cdist and l2Kernel: a result streamed into an
+ * `.npy` file through {@link NpyFileSink}, what the call then resolves to, and the up-front checks
+ * that the result fits (on disk for a file, in memory otherwise).
+ */
+import { resolve } from 'node:path';
+import {
+  checkMemory,
+  hashParts,
+  npyFileLayout,
+  NpyFileSink,
+  type FileLayout,
+  type FloatDType,
+  type WayOut,
+} from '../blocks/index.js';
+import { CancelledError, OptionError } from '../core/errors.js';
+import type { PcfOp } from './integrate.js';
+import type { PcfSet } from './pcfSet.js';
+
+/** Default of the `memory` option: 512 MiB for block buffers and writes in flight. */
+export const DEFAULT_MEMORY = 512 * 2 ** 20;
+
+/**
+ * What pdist, cdist and l2Kernel resolve to when given `out`: a description of the file written,
+ * not the matrix (which may be far larger than memory). Read it with
+ * `numpy.load(path, mmap_mode='r')`.
+ */
+export interface ResultFile {
+  /** The file written, as an absolute path. */
+  readonly path: string;
+  /** The array's shape: `[n, n]` (square), `[n * (n - 1) / 2]` (condensed), `[...X.shape, ...Y.shape]` (cdist). */
+  readonly shape: readonly number[];
+  readonly dtype: FloatDType;
+  readonly layout: FileLayout;
+  /** Size of the file in bytes, header included. */
+  readonly bytes: number;
+  /** Blocks the result was cut into, and how many of them a resumed journal already held. */
+  readonly blocks: number;
+  readonly blocksResumed: number;
+}
+
+/** What one call writes: the operation's name, its inputs, operation and result layout. */
+export interface ResultFileRequest {
+  readonly fnName: 'pdist' | 'cdist' | 'l2Kernel';
+  readonly rows: PcfSet;
+  readonly cols: PcfSet;
+  readonly op: PcfOp;
+  readonly layout: FileLayout;
+  readonly dtype: FloatDType;
+  readonly out: string;
+  readonly resume: boolean;
+  readonly memory: number;
+}
+
+function opText(op: PcfOp): string {
+  return op.kind === 'lp' ? `lp p=${op.p}` : op.kind;
+}
+
+function subject(r: Pick<ResultFileRequest, 'fnName' | 'rows' | 'cols'>): string {
+  return r.fnName === 'cdist' ? `cdist of ${r.rows.count} x ${r.cols.count} PCFs` : `${r.fnName} of ${r.rows.count} PCFs`;
+}
+
+/** Smaller forms of the same result, offered when it does not fit. */
+function smallerForms(r: Pick<ResultFileRequest, 'fnName' | 'rows' | 'dtype' | 'layout'>, bytesOf: (layout: FileLayout, dtype: FloatDType) => number): WayOut[] {
+  const ways: WayOut[] = [];
+  if (r.fnName === 'pdist' && r.layout === 'square') ways.push({ how: "--layout condensed (layout: 'condensed')", bytes: bytesOf('condensed', r.dtype) });
+  if (r.dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: bytesOf(r.layout, 'float32') });
+  return ways;
+}
+
+/**
+ * Opens the sink for a call's `out`: refuses a name that is not `.npy`, cleans up or resumes what a
+ * dead process left, checks free disk space, and creates the partial file.
+ *
+ * @throws (rejects) OptionError for an `out` not ending in `.npy`; CancelledError when `signal`
+ *   has aborted; InputFormatError from {@link NpyFileSink.open}.
+ */
+export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal): Promise<NpyFileSink> {
+  if (!r.out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got '${r.out}'`);
+  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
+  const shape = r.layout === 'dense' ? [...r.rows.shape, ...r.cols.shape] : undefined;
+  const layout = npyFileLayout(r.layout, r.dtype, r.rows.count, r.cols.count, shape);
+  const parts = (set: PcfSet) => [set.offsets, set.times, set.values, JSON.stringify(set.shape)];
+  const inputs = await hashParts(r.cols === r.rows ? parts(r.rows) : [...parts(r.rows), ...parts(r.cols)]);
+  const options = `${r.fnName} ${opText(r.op)}, ${r.dtype}, ${r.layout} layout of shape [${layout.shape.join(', ')}]`;
+  const bytesOf = (kind: FileLayout, dtype: FloatDType) => npyFileLayout(kind, dtype, r.rows.count, r.cols.count, shape).bytes;
+  return NpyFileSink.open({
+    target: resolve(r.out),
+    layout,
+    identity: { inputs, options },
+    resume: r.resume,
+    queueBytes: Math.floor(r.memory / 2),
+    what: `the ${r.layout} ${r.dtype} result of ${subject(r)}`,
+    waysOut: [...smallerForms(r, bytesOf), { how: '-o/out naming a file on a disk with more free space' }],
+  });
+}
+
+/**
+ * Runs `compute` into `sink` and moves the finished file into place; on any failure or
+ * cancellation the partial file and its journal are removed and the error is rethrown.
+ */
+export async function computeToFile(sink: NpyFileSink, target: string, compute: () => Promise<void>): Promise<ResultFile> {
+  try {
+    await compute();
+    await sink.commit();
+  } catch (error) {
+    await sink.abort();
+    throw error;
+  }
+  const { layout } = sink;
+  const blocks = sink.blocksTotal;
+  return Object.freeze({
+    path: resolve(target),
+    shape: layout.shape,
+    dtype: layout.dtype,
+    layout: layout.kind,
+    bytes: layout.bytes,
+    blocks,
+    blocksResumed: sink.resumed?.done.size ?? 0,
+  });
+}
+
+/**
+ * Refuses, before anything is allocated, a result held in memory that this process cannot hold:
+ * `elements` of `dtype`, plus block buffers (at most the result's size, within `memory`).
+ *
+ * @throws OutOfMemoryError giving the bytes needed and the ways out: a file (`-o` / `out`), float32,
+ *   a smaller memory budget.
+ */
+export function checkResultFitsMemory(fnName: ResultFileRequest['fnName'], rows: PcfSet, cols: PcfSet, elements: number, dtype: FloatDType, memory: number): void {
+  const size = dtype === 'float64' ? 8 : 4;
+  const result = elements * size;
+  const ways: WayOut[] = [{ how: "-o FILE.npy (out: 'FILE.npy') to stream the result to disk instead" }];
+  if (dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: elements * 4 });
+  ways.push({ how: `--memory (memory) below the ${memory} bytes the run's buffers may take` });
+  checkMemory(result + Math.min(memory, result), elements, `the ${dtype} result of ${subject({ fnName, rows, cols })}`, ways);
+}
