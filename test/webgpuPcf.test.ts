@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cdist, createContext, l2Kernel, OptionError, pdist, randomPcfs, UnsupportedError, type Context } from '../src/index.js';
 import { gpu } from './fixtures/wgslGpu.js';
+import { FLOAT32_MAX } from '../src/pcf/pcf.js';
 import { expectAllClose } from './helpers/closeTo.js';
 
 /**
@@ -73,6 +74,67 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
     await expect(pdist(xs, { context: ctx, device: 'cpu' })).rejects.toThrow(
       new OptionError("device 'cpu' does not match the context, whose backend is 'webgpu'; pass a context of that kind or leave device out"),
     );
+  });
+
+  describe('large p: float32 range', () => {
+    // Reference: the CPU cores with dtype float32, which integrate in float64 (rescaling pairs whose
+    // |f - g|^p sum left the float64 range) and round once. The GPU sums in float32 and recomputes
+    // the pairs whose float32 sum lost range with the scaled form m * (sum of w (|d| / m)^p)^(1/p);
+    // its pow has about 2^-21 absolute error in the exponent, which the 1/p root turns into about
+    // 3e-7 relative error, so entries agree to 2e-6 relative.
+    const tolerance = { rtol: 2e-6 };
+    const set = randomPcfs({ n: 40, points: 10, seed: 5, dtype: 'float32' });
+
+    it.each([1000, 1e6])('pdist with p = %s on 40 random PCFs has no zero and no Infinity off the diagonal, and agrees with CPU cores', async (p) => {
+      const [onGpu, onCpu] = [await pdist(set, { context: ctx, p, ...blocks }), await pdist(set, { p, ...blocks })];
+      expect(Array.from(onGpu.condensed).filter((x) => !(x > 0 && x < Infinity))).toEqual([]);
+      expectAllClose(onGpu.condensed, onCpu.condensed, { ...tolerance, what: `pdist with p = ${p}` });
+    });
+
+    it('is not 0 for differences below 1 at p = 1000', async () => {
+      // 0.4^1000 is 0 in float32 (and in float64); the distance is 0.4 * 3^(1/1000).
+      const d = await pdist([[[0, 0.4], [3, 0]], [[0, 0]]], { context: ctx, p: 1000 });
+      expectAllClose([d.get(1, 0)], [Math.fround(0.4) * Math.pow(3, 1 / 1000)], tolerance);
+    });
+
+    // The last values differ over [0, largest float32): the sum overflows float32, the distance does not.
+    const finite: [number, number, number][] = [
+      [2, 2, 2 * Math.sqrt(FLOAT32_MAX)],
+      [3, 2, 2 * Math.cbrt(FLOAT32_MAX)],
+      [2.5, 2, 2 * Math.pow(FLOAT32_MAX, 1 / 2.5)],
+      [1e6, 1e30, 1e30 * Math.pow(FLOAT32_MAX, 1e-6)],
+    ];
+    it.each(finite)('is finite for p = %s when the last values differ by %s', async (p, diff, expected) => {
+      const input: [number, number][][] = [[[0, diff]], [[0, 0]]];
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p }), await pdist(input, { p, dtype: 'float32' })];
+      expectAllClose([onCpu.get(1, 0)], [expected], tolerance);
+      expectAllClose([onGpu.get(1, 0)], [expected], tolerance);
+    });
+
+    // Both paths give Infinity only where the distance itself exceeds the largest float32: the CPU
+    // cores compute it in float64 (1e30 * sqrt(FLOAT32_MAX) = 1.8e49 at p = 2; at least the largest
+    // difference, 6e38, at p = 1e6) and rounding to float32 gives Infinity. A difference of 3e38
+    // at p = 1e6 stays finite: 3e38 * FLOAT32_MAX^(1e-6).
+    const near = Math.fround(3e38) * Math.pow(FLOAT32_MAX, 1e-6);
+    const beyond: [number, [number, number][][], number[]][] = [
+      [2, [[[0, 1e30]], [[0, 0]], [[0, -1e30]]], [Infinity, Infinity, Infinity]],
+      [1e6, [[[0, 3e38]], [[0, 0]], [[0, -3e38]]], [near, Infinity, near]],
+    ];
+    it.each(beyond)('is Infinity for p = %s on both paths only where the distance exceeds the largest float32', async (p, input, expected) => {
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p }), await pdist(input, { p, dtype: 'float32' })];
+      expectAllClose(onCpu.condensed, expected, { ...tolerance, what: 'CPU cores' });
+      expectAllClose(onGpu.condensed, expected, { ...tolerance, what: 'GPU' });
+    });
+
+    it('agrees with CPU cores in a multi-device run with p = 1000', async () => {
+      const cpu = await createContext();
+      try {
+        const [both, onCpu] = [await pdist(set, { devices: [ctx, cpu], p: 1000, ...blocks }), await pdist(set, { p: 1000, ...blocks })];
+        expectAllClose(both.condensed, onCpu.condensed, { ...tolerance, what: 'pdist on a GPU and CPU cores' });
+      } finally {
+        await cpu.destroy();
+      }
+    });
   });
 
   it('frees what it allocated on a caller\'s context', async () => {

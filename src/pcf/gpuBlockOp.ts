@@ -13,10 +13,12 @@ import { MAX_MULTIPLY_P } from './integrate.js';
 import { FLOAT32_MAX } from './pcf.js';
 import type { PcfWorkspace } from './pcfWorkspace.js';
 import type { GpuBlockParams, GpuIntegrand } from './wgslBlockKernels.js';
+import { GPU_LP_MAX_P } from './wgslLpRange.js';
 
 /**
  * The PCF BlockOp on a GPU (a webgpu Context): a block is one launch of the `pcf_block_*` kernel
- * of the operation (wgslBlockKernels.ts) with one task per pair, in float32 (WGSL has no float64). Input sets are copied to GPU memory once as
+ * of the operation (wgslBlockKernels.ts) with one task per pair, in float32 (WGSL has no float64;
+ * Lp pairs whose float32 sum lost range are rescaled on the GPU, see wgslLpRange.ts). Input sets are copied to GPU memory once as
  * float32 times and values and uint32 offsets; each device Job has two output buffers in GPU memory
  * and two host buffers the results are read back into, so the pipeline scatters block N on the host
  * while the GPU computes block N + 1.
@@ -34,13 +36,19 @@ export function gpuOutputBudget(availableBytes: number): number {
 /** Per device Job: two output buffers in GPU memory, the host arrays they are read back into, and the Maps by pair count. */
 type Storage = DeviceStorage<DevicePtr, Float32Array, KernelMap>;
 
-/** The kernel specialised for an operation, chosen as integrateRow chooses its pair kernel. */
+/**
+ * The kernel specialised for an operation, chosen as integrateRow chooses its pair kernel, and the
+ * p it runs with: `op.p`, except that p above {@link GPU_LP_MAX_P} runs as that bound (the same
+ * float32 distance to within one ulp, and a p that stays finite in float32).
+ *
+ * @example gpuKernelFor(pcfOp(2.5)) // { kernel: 'pcf_block_lp_real', p: 2.5 }
+ */
 export function gpuKernelFor(op: PcfOp): { kernel: `pcf_block_${GpuIntegrand}`; p: number } {
   if (op.kind === 'l1' || (op.kind === 'lp' && op.p === 1)) return { kernel: 'pcf_block_l1', p: 1 };
   if (op.kind === 'l2inner') return { kernel: 'pcf_block_l2inner', p: 1 };
   if (op.p === 2) return { kernel: 'pcf_block_l2', p: 2 };
   if (Number.isInteger(op.p) && op.p <= MAX_MULTIPLY_P) return { kernel: 'pcf_block_lp_int', p: op.p };
-  return { kernel: 'pcf_block_lp_real', p: op.p };
+  return { kernel: 'pcf_block_lp_real', p: Math.min(op.p, GPU_LP_MAX_P) };
 }
 
 export class GpuPcfBlockOp implements BlockOp<Storage> {

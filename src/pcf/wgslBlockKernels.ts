@@ -4,9 +4,12 @@
  * r * c invocations (a GPU wants many more threads than a CPU has cores); task t is pair
  * (rowFirst + t / colCount, colFirst + t % colCount) and writes out[t], which is the block's
  * row-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
- * never leaks an earlier block's value.
+ * never leaks an earlier block's value. An Lp pair whose float32 sum lost range (an overflow, or
+ * terms that underflowed) is recomputed in the same invocation in the scaled form of
+ * wgslLpRange.ts; the others keep the plain sum, so ordinary results are what they were.
  */
 import { defineKernel } from '../mu/index.js';
+import { lpRangeDeclarations } from './wgslLpRange.js';
 
 /** The integrands, each with its own kernel `pcf_block_<kind>`. */
 export type GpuIntegrand = 'l1' | 'l2' | 'lp_int' | 'lp_real' | 'l2inner';
@@ -39,7 +42,20 @@ const FINISH: Record<GpuIntegrand, string> = {
   l2inner: 'sum',
 };
 
+/**
+ * x^(1/p) in the Lp kernels' recomputation of pairs whose sum lost range (wgslLpRange.ts); L1 and
+ * the inner product have none: their integral is the result, infinite only where it exceeds the
+ * largest float32.
+ */
+const ROOT: Partial<Record<GpuIntegrand, (x: string) => string>> = {
+  l2: (x) => `sqrt(${x})`,
+  lp_int: (x) => `pow(${x}, 1.0 / p)`,
+  lp_real: (x) => `pow(${x}, 1.0 / p)`,
+};
+
 function declarations(kind: GpuIntegrand): string {
+  const root = ROOT[kind];
+  const rescue = root === undefined ? '' : '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n';
   return /* wgsl */ `
 fn pcf_pow_int(d: f32, n: u32) -> f32 {
   var w = d;
@@ -52,10 +68,11 @@ fn pcf_integrand(p: f32, f: f32, g: f32) -> f32 {
   return ${INTEGRAND[kind]};
 }
 
-fn pcf_finish(p: f32, sum: f32) -> f32 {
-  return ${FINISH[kind]};
+// sum: the whole integral; last: the last rectangle's integrand; at: where that rectangle starts.
+fn pcf_finish(p: f32, sum: f32, last: f32, last_differs: bool, at: f32, i: u32, j: u32, upper: f32) -> f32 {
+${rescue}  return ${FINISH[kind]};
 }
-`;
+${root === undefined ? '' : lpRangeDeclarations(root)}`;
 }
 
 const body = /* wgsl */ `
@@ -97,8 +114,9 @@ const body = /* wgsl */ `
     at = rt;
     gv = colValues[colValues_offset + b];
   }
-  sum += (params.upper - at) * pcf_integrand(p, fv, gv);
-  out[out_offset + t] = pcf_finish(p, sum);
+  let last = pcf_integrand(p, fv, gv);
+  sum += (params.upper - at) * last;
+  out[out_offset + t] = pcf_finish(p, sum, last, fv != gv, at, i, j, params.upper);
 `;
 
 function blockKernel(kind: GpuIntegrand) {
