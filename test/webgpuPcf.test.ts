@@ -85,7 +85,8 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
     const tolerance = { rtol: 2e-6 };
     const set = randomPcfs({ n: 40, points: 10, seed: 5, dtype: 'float32' });
 
-    it.each([1000, 1e6])('pdist with p = %s on 40 random PCFs has no zero and no Infinity off the diagonal, and agrees with CPU cores', async (p) => {
+    // p = 1e300 is beyond float32: the GPU runs it as 2^32, the same float32 distance to one ulp.
+    it.each([1000, 1e6, 1e300])('pdist with p = %s on 40 random PCFs has no zero and no Infinity off the diagonal, and agrees with CPU cores', async (p) => {
       const [onGpu, onCpu] = [await pdist(set, { context: ctx, p, ...blocks }), await pdist(set, { p, ...blocks })];
       expect(Array.from(onGpu.condensed).filter((x) => !(x > 0 && x < Infinity))).toEqual([]);
       expectAllClose(onGpu.condensed, onCpu.condensed, { ...tolerance, what: `pdist with p = ${p}` });
@@ -95,6 +96,13 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
       // 0.4^1000 is 0 in float32 (and in float64); the distance is 0.4 * 3^(1/1000).
       const d = await pdist([[[0, 0.4], [3, 0]], [[0, 0]]], { context: ctx, p: 1000 });
       expectAllClose([d.get(1, 0)], [Math.fround(0.4) * Math.pow(3, 1 / 1000)], tolerance);
+    });
+
+    // 0.5^130 is below the normal float32 range, yet over the last rectangle (2^128 wide) it adds
+    // a quarter to the integral: the distance is (1 + (FLOAT32_MAX - 1) * 2^-130)^(1/130), not 1.
+    it('counts a last rectangle whose |f - g|^p is below the float32 range', async () => {
+      const d = await pdist([[[0, 1], [1, 0.5]], [[0, 0]]], { context: ctx, p: 130 });
+      expectAllClose([d.get(1, 0)], [Math.pow(1 + (FLOAT32_MAX - 1) * 2 ** -130, 1 / 130)], tolerance);
     });
 
     // The last values differ over [0, largest float32): the sum overflows float32, the distance does not.
