@@ -8,4 +8,8 @@ try {
   process.stderr.write('pxl: the build is missing (dist/cli/main.js); run `npm run build` first\n');
   process.exit(1);
 }
-process.exitCode = await cli.run(process.argv.slice(2));
+const code = await cli.run(process.argv.slice(2));
+// 130 after a second Ctrl-C: the run is being abandoned (its partial files are already removed),
+// so nothing is waited for.
+if (code === 130) process.exit(code);
+process.exitCode = code;

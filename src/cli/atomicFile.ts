@@ -3,11 +3,11 @@
  * then renamed over OUTPUT. A rename within one directory is atomic, so OUTPUT is either untouched
  * or complete, never partial; on any error or cancellation the temporary file is removed.
  */
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials } from '../blocks/partialFiles.js';
 import { CancelledError, InputFormatError } from '../core/errors.js';
 
 /** Where an output is written, handed to the producer of its contents. */
@@ -43,7 +43,8 @@ export async function checkWritable(path: string): Promise<void> {
 
 /**
  * Writes `path` atomically with the contents `produce` sends to its sink. The temporary file is
- * `.<name>.<pid>.<random>.tmp` in the same directory.
+ * `.<name>.<pid>.<random>.tmp` in the same directory; those a dead process left for `path` are
+ * removed first, and this one is removed even when a second Ctrl-C ends the process.
  *
  * @param signal checked between chunks and before the rename; when it aborts, nothing is renamed.
  * @throws (rejects) InputFormatError naming `path` when the file cannot be written; CancelledError
@@ -51,7 +52,8 @@ export async function checkWritable(path: string): Promise<void> {
  *   and `path` is as it was.
  */
 export async function writeFileAtomic(path: string, produce: (sink: FileSink) => Promise<void>, signal?: AbortSignal): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  for (const stale of await stalePartials(path)) await removePartial(stale);
+  const temp = partialPathsFor(path).temp;
   let handle: FileHandle;
   try {
     handle = await open(temp, 'wx');
@@ -59,6 +61,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
     throw new InputFormatError(`cannot create a temporary file in ${dirname(path)}: ${reason(error)}`, path, { cause: error });
   }
   let isOpen = true;
+  holdPartialFiles(temp);
   try {
     const sink: FileSink = {
       write: async (chunk) => {
@@ -89,5 +92,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
     if (isOpen) await handle.close().catch(() => undefined);
     await rm(temp, { force: true });
     throw error;
+  } finally {
+    releasePartialFiles(temp);
   }
 }

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
+import { checkMemory } from '../blocks/capacityCheck.js';
 import { OutOfMemoryError } from '../core/errors.js';
 import { readPcfFile } from '../pcf/io.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
@@ -16,6 +17,7 @@ import { randomPcfs } from '../pcf/random.js';
 import { checkWritable } from './atomicFile.js';
 import { MATRIX_LAYOUTS, type MatrixLayout, scipyCondensed, squareLayout } from './layouts.js';
 import { type OutputArray, type OutputFormat, outputFormatOf, writeArray, writePcfsJson } from './output.js';
+import { parseSize } from './memorySize.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { type CliIo, UsageError } from './terminal.js';
 
@@ -30,6 +32,8 @@ interface CommonOptions {
   output: string;
   dtype: FloatDType;
   quiet?: boolean;
+  memory: number;
+  resume?: boolean;
 }
 
 function parseP(value: string): number {
@@ -46,11 +50,13 @@ function integerParser(min: number): (value: string) => number {
   };
 }
 
-const outputOption = (): Option => new Option('-o, --output <file>', 'file to write; the extension picks the format: .npy or .json').makeOptionMandatory();
+const outputOption = (): Option => new Option('-o, --output <file>', 'file to write; the extension picks the format: .npy (written block by block, for any size) or .json (small results)').makeOptionMandatory();
 const dtypeOption = (): Option => new Option('--dtype <dtype>', 'element type of the computation and of OUTPUT (float32 also rounds the input PCFs)').choices(['float32', 'float64']).default('float64');
 const layoutOption = (): Option => new Option('--layout <layout>', 'square: the full n x n matrix; condensed: scipy\'s condensed vector').choices(MATRIX_LAYOUTS).default('square');
 const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance, a number >= 1').default(1).argParser(parseP);
 const quietOption = (): Option => new Option('-q, --quiet', 'print neither the progress bar nor the summary line');
+const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G').default(512 * 2 ** 20, '512M').argParser(parseSize);
+const resumeOption = (): Option => new Option('--resume', 'continue the .npy output a killed run left (its partial file and journal), computing only the blocks it lacks');
 
 function plural(n: number, what: string): string {
   return `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -66,26 +72,55 @@ async function prepareOutput(output: string, inputs: readonly string[], allowed?
   return format;
 }
 
+/** The API options every pairwise command passes. */
+interface CallOptions {
+  dtype: FloatDType;
+  signal: AbortSignal;
+  memory: number;
+  onProgress?: (p: BlockProgress) => void;
+}
+
 interface PairwiseJob<T> {
   readonly command: string;
   readonly inputs: string;
   readonly pairs: number;
-  readonly compute: (onProgress: ((p: BlockProgress) => void) | undefined) => Promise<T>;
+  /** Elements of the arranged result, for the memory check of a result written as JSON. */
+  readonly elements: number;
+  /** The result streamed into OUTPUT (.npy), with `out` and `resume` added to `call`. */
+  readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<unknown>;
+  /** The result in memory (for .json). */
+  readonly compute: (call: CallOptions) => Promise<T>;
   readonly arrange: (result: T) => OutputArray;
 }
 
-/** Computes with a progress bar, writes atomically, then prints the summary line. */
+/**
+ * Computes with a progress bar, then prints the summary line. A .npy OUTPUT is written block by
+ * block as the blocks finish; a .json one is computed in memory (after checking that it fits, with
+ * the copy the layout makes) and then written, atomically either way.
+ */
 async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, job: PairwiseJob<T>): Promise<void> {
+  if (options.resume === true && format !== 'npy') {
+    throw new UsageError('--resume continues a partial .npy output; a .json output is written whole at the end, so there is nothing to resume');
+  }
+  if (format === 'json') {
+    const bytes = job.elements * (options.dtype === 'float64' ? 8 : 4);
+    checkMemory(2 * bytes, job.elements, `the ${options.dtype} JSON result of ${job.command} on ${job.inputs}, held in memory to be written as text,`, [
+      { how: `-o ${options.output.replace(/\.json$/i, '.npy')} (written block by block, never whole in memory)` },
+      ...(options.dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
+    ]);
+  }
   const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
   const started = performance.now();
-  let result: T;
+  const call: CallOptions = { dtype: options.dtype, signal: env.signal, memory: options.memory, ...(bar.onProgress && { onProgress: bar.onProgress }) };
+  let result: T | undefined;
   try {
-    result = await job.compute(bar.onProgress);
+    if (format === 'npy') await job.toFile({ ...call, out: options.output, resume: options.resume === true });
+    else result = await job.compute(call);
   } finally {
     bar.stop();
   }
   const seconds = (performance.now() - started) / 1000;
-  await writeArray(options.output, format, job.arrange(result), env.signal);
+  if (result !== undefined) await writeArray(options.output, format, job.arrange(result), env.signal);
   if (options.quiet !== true) {
     env.io.stderr.write(`${formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: options.output })}\n`);
   }
@@ -104,7 +139,9 @@ async function pdistCommand(env: CommandEnv, input: string, options: PdistOption
     command: 'pdist',
     inputs: plural(n, 'PCF'),
     pairs: (n * (n - 1)) / 2,
-    compute: (onProgress) => pdist(set, { p: options.p, dtype: options.dtype, signal: env.signal, ...(onProgress && { onProgress }) }),
+    elements: options.layout === 'condensed' ? (n * (n - 1)) / 2 : n * n,
+    toFile: (call) => pdist(set, { ...call, p: options.p, layout: options.layout }),
+    compute: (call) => pdist(set, { ...call, p: options.p }),
     arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),
   });
 }
@@ -124,7 +161,9 @@ async function l2KernelCommand(env: CommandEnv, input: string, options: L2Kernel
     command: 'l2-kernel',
     inputs: plural(n, 'PCF'),
     pairs: (n * (n + 1)) / 2,
-    compute: (onProgress) => l2Kernel(set, { dtype: options.dtype, signal: env.signal, ...(onProgress && { onProgress }) }),
+    elements: n * n,
+    toFile: (call) => l2Kernel(set, call),
+    compute: (call) => l2Kernel(set, call),
     arrange: squareLayout,
   });
 }
@@ -141,17 +180,15 @@ async function cdistCommand(env: CommandEnv, x: string, y: string, options: Cdis
   const format = await prepareOutput(options.output, [x, y]);
   const xs = await readPcfFile(x, { dtype: options.dtype });
   const ys: PcfSet = resolve(x) === resolve(y) ? xs : await readPcfFile(y, { dtype: options.dtype });
+  // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
+  const op = options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p };
   await runPairwise(env, options, format, {
     command: 'cdist',
     inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
     pairs: xs.count * ys.count,
-    compute: (onProgress) => cdist(xs, ys, {
-      // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
-      ...(options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p }),
-      dtype: options.dtype,
-      signal: env.signal,
-      ...(onProgress && { onProgress }),
-    }),
+    elements: xs.count * ys.count,
+    toFile: (call) => cdist(xs, ys, { ...call, ...op }),
+    compute: (call) => cdist(xs, ys, { ...call, ...op }),
     arrange: (tensor) => ({ data: tensor.data, shape: tensor.shape }),
   });
 }
@@ -191,6 +228,8 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(pOption())
     .addOption(dtypeOption())
     .addOption(layoutOption())
+    .addOption(memoryOption())
+    .addOption(resumeOption())
     .addOption(quietOption())
     .action((input: string, options: PdistOptions) => pdistCommand(env, input, options));
 
@@ -202,6 +241,8 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(pOption())
     .addOption(new Option('--op <op>', 'distance: the Lp distance; l2-inner: the L2 inner product').choices(['distance', 'l2-inner']).default('distance'))
     .addOption(dtypeOption())
+    .addOption(memoryOption())
+    .addOption(resumeOption())
     .addOption(quietOption())
     .action((x: string, y: string, options: CdistCliOptions, command: Command) => cdistCommand(env, x, y, options, command));
 
@@ -211,6 +252,8 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(outputOption())
     .addOption(dtypeOption())
     .addOption(new Option('--layout <layout>', 'square: the full n x n matrix (condensed is refused: scipy\'s condensed form has no diagonal)').choices(MATRIX_LAYOUTS).default('square'))
+    .addOption(memoryOption())
+    .addOption(resumeOption())
     .addOption(quietOption())
     .action((input: string, options: L2KernelOptions) => l2KernelCommand(env, input, options));
 

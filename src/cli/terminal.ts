@@ -23,8 +23,9 @@ export interface CliIo {
   /** Aborting it cancels the running command as Ctrl-C does. Default: none. */
   readonly signal?: AbortSignal;
   /**
-   * Turn the first SIGINT (Ctrl-C) into a cancellation while the command runs; a second SIGINT
-   * then gets Node's default handling and ends the process. Default true.
+   * Turn the first SIGINT (Ctrl-C) or SIGTERM into a cancellation while the command runs; a second
+   * one removes the command's partial files at once and makes run() resolve with 130 without
+   * waiting for the command to wind down. Default true.
    */
   readonly interceptSigint?: boolean;
 }

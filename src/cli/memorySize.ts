@@ -1,0 +1,24 @@
+/**
+ * Sizes as people type them on a command line: `512M`, `2G`, `1.5GiB`, `1048576`. The unit
+ * letters K, M, G and T are powers of 1024 (with or without a trailing `B` or `iB`), as `ulimit` and
+ * container limits read them; a bare number is bytes.
+ */
+import { InvalidArgumentError } from 'commander';
+
+const UNITS: Readonly<Record<string, number>> = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
+
+/**
+ * Bytes of `text`, rounded down to a whole byte.
+ *
+ * @throws InvalidArgumentError (commander's usage error) for anything else, saying what is accepted.
+ * @example parseSize('512M') // 536870912
+ * @example parseSize('1.5G') // 1610612736
+ */
+export function parseSize(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(text);
+  const bytes = m === null ? NaN : Math.floor(Number(m[1]) * UNITS[m[2]!.toUpperCase()]!);
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new InvalidArgumentError('expected a size such as 512M, 2G or 1073741824 (K, M, G, T are powers of 1024).');
+  }
+  return bytes;
+}
