@@ -72,6 +72,23 @@ describe('pdist, l2Kernel and cdist on MU cores', () => {
     expect((await pdist([F1, G1])).get(1, 0)).toBe(25);
   });
 
+  it('gives each call the distances of its own input when calls of the same size follow each other on one Context', async () => {
+    // Calls of one size reuse the Context's device buffers (new contents, same pointers), so every
+    // launch argument repeats; a core must not keep the previous call's columns.
+    const calls: { pcfs: [number, number][][]; p: number; want: number }[] = [
+      { pcfs: [[[0, 2], [1, 0]], [[0, 0]]], p: 2, want: 2 },
+      { pcfs: [[[0, 2], [1, 0]], [[0, 0]]], p: 3, want: 2 },
+      { pcfs: [[[0, 5], [1, 0]], [[0, 0]]], p: 2, want: 5 },
+      { pcfs: [[[0, 7], [1, 0]], [[0, 0]]], p: 1, want: 7 },
+      { pcfs: [[[0, 3], [1, 0]], [[0, 0]]], p: 1, want: 3 },
+    ];
+    for (const { pcfs, p, want } of calls) {
+      for (const context of [ctx, undefined]) {
+        expect((await pdist(pcfs, { p, ...(context === undefined ? {} : { context }) })).get(1, 0)).toBe(want);
+      }
+    }
+  });
+
   it('rejects p < 1 and invalid PCFs with typed errors', async () => {
     await expect(pdist([F1, G1], { context: ctx, p: 0.5 })).rejects.toThrow(new OptionError('p must be a number >= 1, got 0.5'));
     await expect(pdist([F1, [[1, 2]]], { context: ctx })).rejects.toBeInstanceOf(PcfError);

@@ -11,11 +11,18 @@ import type { TriangleSkipMode } from '../blocks/index.js';
 import { defineKernel, type NDView } from '../mu/index.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import { lostRange } from './pairKernels.js';
+import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfData } from './pcfSet.js';
 import { WasmRows, wasmRowsAvailable, type WasmRowOp } from './wasm/wasmRows.js';
 
-/** Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. */
+/**
+ * Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. `columns` is
+ * the column set's upload ({@link DevicePcfSet.upload}): cores reuse a binding while a Map's
+ * arguments repeat, and the columns loaded into the wasm rows belong to a binding, so contents
+ * uploaded anew at the same pointers must change the arguments.
+ */
 export interface BlockParams {
+  readonly columns: number;
   readonly rowFirst: number;
   readonly colFirst: number;
   readonly colCount: number;
