@@ -218,7 +218,7 @@ describe('device memory', () => {
       new ArgumentError('copyFromDevice: 17 bytes do not fit in the 16 bytes from the pointer to the end of its allocation'),
     );
     await expect(ctx.copyToDevice(ptr, 'bytes' as unknown as Uint8Array)).rejects.toThrow(
-      new ArgumentError('expected a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer for host memory'),
+      new ArgumentError("copyToDevice: src must be host memory (a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer), got 'bytes'"),
     );
     const foreign = other.memAlloc(16);
     await expect(ctx.copyFromDevice(new Uint8Array(4), foreign)).rejects.toThrow(new ArgumentError('copyFromDevice: the device pointer belongs to another Context'));
@@ -262,7 +262,7 @@ describe('Jobs and Subs', () => {
     expect(ask).toThrow(NoSubAvailableError);
     expect(ask).toThrow('cannot take 2 Subs: 1 of 2 are free; destroy a Job or free Subs with job.subFree() first');
     const rest = ctx.createJob();
-    expect(() => ctx.createJob()).toThrow(new NoSubAvailableError('cannot take 0 Subs: 0 of 2 are free; destroy a Job or free Subs with job.subFree() first'));
+    expect(() => ctx.createJob()).toThrow(new NoSubAvailableError('createJob: no Sub is free (all 2 belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first'));
     expect(() => job.subAlloc()).toThrow(new NoSubAvailableError('cannot take 1 Sub: 0 of 2 are free; destroy a Job or free Subs with job.subFree() first'));
     ctx.destroyJob(rest);
     ctx.destroyJob(job);

@@ -145,7 +145,9 @@ export function boundingBox<D extends Dims>(x: IndexSet<D>): Box<D> {
 /** Renders a region as `{[(0,0),(2,10)), [(2,0),(4,2))}`; the empty region is `{}`. */
 export function formatRegion(r: Region): string {
   if ((r as Partial<Region> | null)?.kind !== 'region' || !Array.isArray(r.boxes)) {
-    throw new GeometryError(`formatRegion: r must be a region (from region() or regionOf()), got ${describe(r)}; for a box, subrange or chunk pass regionOf(x)`);
+    const kind = (r as { kind?: unknown } | null)?.kind;
+    const given = kind === 'box' || kind === 'subrange' || kind === 'chunk' ? `a ${kind}` : describe(r);
+    throw new GeometryError(`formatRegion: r must be a region (from region() or regionOf()), got ${given}; for a box, subrange or chunk pass regionOf(x)`);
   }
   return `{${r.boxes.map(formatBox).join(', ')}}`;
 }

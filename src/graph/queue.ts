@@ -1,8 +1,9 @@
 import { boxArea, boxOf, boxOfRange, formatBox, type Box } from '../core/box.js';
-import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
+import { checkCoords, type CoordsInput, type Dims, type DimsOf } from '../core/dims.js';
 import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, invariant, KernelNotFoundError, StateError, UnsupportedError } from '../core/errors.js';
-import { range as makeRange, rangeSize } from '../core/range.js';
+import { rangeSize, type Range } from '../core/range.js';
+import { describe } from '../core/validate.js';
 import { contains, regionOf } from '../core/region.js';
 import type { Subrange } from '../core/subrange.js';
 import { toLaunchArgs, type KernelArg } from '../pxl/arguments.js';
@@ -147,7 +148,7 @@ export class Queue {
     this.#alive();
     const options = checkBufferOptions(bufferOptions);
     const dtype = dtypeOfSpec(element) as DTypeOfSpec<E>;
-    const r = makeRange(shape);
+    const r = checkCoords('buffer shape', shape) as Range;
     const size = rangeSize(r);
     if (size === 0) throw new ArgumentError(`a buffer needs at least one element, got shape [${r.join(', ')}]`);
     const data = options.init === undefined ? undefined : copyInitialData(dtype, size, options.init);
@@ -173,6 +174,9 @@ export class Queue {
    */
   submit(group: (cg: CommandGroup) => void): TaskRecord {
     this.#alive();
+    if (typeof group !== 'function') {
+      throw new ArgumentError(`submit: group must be a function (cg) => { ... } that declares the task's accesses and calls parallelFor or hostTask, got ${describe(group)}`);
+    }
     const cg = new CommandGroup(this);
     const returned = (group as (cg: CommandGroup) => unknown)(cg);
     if (returned instanceof Promise) {
@@ -224,7 +228,12 @@ export class Queue {
    */
   async fence<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, part?: Subrange<D> | Box<D>): Promise<TypedArrayOf<T>> {
     this.#alive();
-    if (!(buffer instanceof GraphBuffer) || buffer.owner !== this) throw new ArgumentError('fence needs a buffer made by this queue');
+    if (!(buffer instanceof GraphBuffer)) throw new ArgumentError(`fence: buffer must be a buffer made by this queue's buffer(), got ${describe(buffer)}`);
+    if (buffer.owner !== this) throw new ArgumentError(`fence: buffer ${buffer.label} belongs to another queue`);
+    const kind = (part as { kind?: unknown } | null | undefined)?.kind;
+    if (part !== undefined && kind !== 'subrange' && kind !== 'box') {
+      throw new ArgumentError(`fence: part must be a subrange or box of buffer ${buffer.label} (subrange(offset, range) or box(min, max)), or left out for the whole buffer, got ${describe(part)}`);
+    }
     const whole = boxOfRange(buffer.range);
     const box = part === undefined ? whole : boxOf(part);
     if (box.dims !== buffer.dims || !contains(whole, box)) {

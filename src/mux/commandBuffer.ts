@@ -11,6 +11,7 @@ import type { Command, CommandCallback } from './command.js';
 import { commandGraph, type CommandGraph } from './commandOrder.js';
 import { runCommands, type CommandFailure } from './commandRunner.js';
 import { checkCommandCallback, checkContextAndJob, checkKernelName } from './muxArgs.js';
+import { describe } from '../core/validate.js';
 
 export type { Command, CommandCallback } from './command.js';
 
@@ -241,16 +242,16 @@ function launchMap(job: Job, kernel: string, global: readonly number[], local: r
 }
 
 function hostBytes(op: string, x: ArrayBufferView): Uint8Array {
-  if (!ArrayBuffer.isView(x)) throw new ArgumentError(`${op}: expected a TypedArray or DataView for host memory`);
+  if (!ArrayBuffer.isView(x)) throw new ArgumentError(`${op}: host memory must be a TypedArray or DataView, got ${describe(x)}`);
   return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
 }
 
 function checkRegion(ctx: Context, op: string, ptr: DevicePtr, offset: number, size: number): void {
-  if (!(ptr instanceof DevicePtr)) throw new ArgumentError(`${op} needs a DevicePtr from memAlloc`);
+  if (!(ptr instanceof DevicePtr)) throw new ArgumentError(`${op}: the device pointer must be a DevicePtr from ctx.memAlloc(), got ${describe(ptr)}`);
   if (ptr.owner !== ctx) throw new ArgumentError(`${op}: the device pointer belongs to another Context`);
   if (ptr.freed) throw new ArgumentError(`${op}: the device pointer was freed with memFree`);
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new ArgumentError(`${op}: offset must be an integer ≥ 0, got ${String(offset)}`);
-  if (!Number.isSafeInteger(size) || size < 1) throw new ArgumentError(`${op}: size must be an integer ≥ 1, got ${String(size)}`);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new ArgumentError(`${op}: offset must be an integer ≥ 0, got ${describe(offset)}`);
+  if (!Number.isSafeInteger(size) || size < 1) throw new ArgumentError(`${op}: size must be an integer ≥ 1, got ${describe(size)}`);
   if (offset + size > ptr.byteLength) {
     throw new ArgumentError(`${op}: region [${offset}, ${offset + size}) does not fit in the ${ptr.byteLength} bytes from the pointer to the end of its allocation`);
   }

@@ -1,12 +1,12 @@
 import type { Backend } from '../backends/backend.js';
 import type { DType, TypedArrayOf } from '../core/dtype.js';
-import { StateError } from '../core/errors.js';
+import { ArgumentError, NoSubAvailableError, StateError } from '../core/errors.js';
 import { coresPerSub, totalCores, type Topology } from '../core/topology.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { checkInteger, checkOneOf, describe } from '../core/validate.js';
 import { ContextMemory } from './contextMemory.js';
 import { createBackend, type ContextOptions } from './contextOptions.js';
 import { ContextTrace, traceFileFromEnv } from './contextTrace.js';
-import type { DevicePtr } from './devicePtr.js';
+import { DevicePtr } from './devicePtr.js';
 import { Job, type JobSite } from './job.js';
 import { KernelModule } from './kernelModule.js';
 import { MaxTaskCount } from './launchPlan.js';
@@ -144,18 +144,31 @@ export class Context {
   /** Frees an allocation. @throws ArgumentError for a pointer into an allocation, a foreign or freed one. */
   memFree(ptr: DevicePtr): void {
     this.#alive();
+    checkPtr('memFree', 'ptr', ptr);
     this.#memory.free(ptr);
   }
 
-  /** Copies host bytes to device memory at `dst`. */
+  /**
+   * Copies host bytes to device memory at `dst`.
+   * @throws (rejects) ArgumentError for a `dst` that is not a live pointer of this Context, a `src`
+   *   that is not host memory, or more bytes than fit from `dst` to the end of its allocation.
+   */
   async copyToDevice(dst: DevicePtr, src: ArrayBufferView | ArrayBufferLike): Promise<void> {
     this.#alive();
+    checkPtr('copyToDevice', 'dst', dst);
+    checkHostMemory('copyToDevice', 'src', src);
     await this.#memory.write(dst, src);
   }
 
-  /** Copies device memory at `src` into host memory `dst` (as many bytes as `dst` holds). */
+  /**
+   * Copies device memory at `src` into host memory `dst` (as many bytes as `dst` holds).
+   * @throws (rejects) ArgumentError for a `dst` that is not host memory, a `src` that is not a live
+   *   pointer of this Context, or more bytes than `src` has to the end of its allocation.
+   */
   async copyFromDevice(dst: ArrayBufferView | ArrayBufferLike, src: DevicePtr): Promise<void> {
     this.#alive();
+    checkHostMemory('copyFromDevice', 'dst', dst);
+    checkPtr('copyFromDevice', 'src', src);
     await this.#memory.read(dst, src);
   }
 
@@ -173,21 +186,30 @@ export class Context {
   }
 
   /**
-   * Loads a kernel module into every MU core. TypeScript modules work too.
-   * @throws (rejects) ModuleLoadError when the module cannot be imported.
+   * Loads a kernel module into every MU core. TypeScript modules work too. A string is a path or
+   * URL, relative to the current directory.
+   * @throws (rejects) ModuleLoadError when the module cannot be imported; ArgumentError when `url`
+   *   is neither a URL nor a non-empty string.
    */
   async createModule(url: URL | string): Promise<KernelModule> {
     this.#alive();
+    if (!(url instanceof URL) && (typeof url !== 'string' || url === '')) {
+      throw new ArgumentError(`createModule: url must be a URL (new URL('./kernels.js', import.meta.url)) or a file path, got ${describe(url)}`);
+    }
     const href = url instanceof URL ? url.href : new URL(url, `file://${process.cwd()}/`).href;
     return new KernelModule(this, await this.#backend.loadModule(href));
   }
 
   /**
    * Creates a Job owning `numSub` Subs, or every free Sub when omitted.
-   * @throws NoSubAvailableError when fewer Subs are free.
+   * @throws NoSubAvailableError when fewer Subs are free (or none, when omitted); OptionError for a
+   *   `numSub` that is not an integer in [1, subCount].
    */
   createJob(numSub?: number): Job {
     this.#alive();
+    if (numSub === undefined && this.#subs.free === 0) {
+      throw new NoSubAvailableError(`createJob: no Sub is free (all ${this.topology.subs} belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first`);
+    }
     const count = numSub === undefined ? this.#subs.free : checkInteger('numSub', numSub, 1, this.topology.subs);
     const job = new Job(this.#site, this.#subs.take(count));
     this.#jobs.add(job);
@@ -198,14 +220,20 @@ export class Context {
    * Returns a Job's Subs to the Context. A launch already running finishes; executes still waiting
    * for room resolve `Result.Failure`, and launches queued behind the running one fail their Map
    * with StateError.
+   * @throws ArgumentError when `job` is not a Job; StateError for a Job of another Context or one
+   *   already destroyed.
    */
   destroyJob(job: Job): void {
     this.#alive();
+    if (!(job instanceof Job)) throw new ArgumentError(`destroyJob: job must be a Job from ctx.createJob(), got ${describe(job)}`);
     if (!this.#jobs.delete(job)) throw new StateError('destroyJob: the Job is not a live Job of this Context');
     job.release();
   }
 
-  /** A new stream for `KernelMap.setStream`, holding at most `limit` operations. */
+  /**
+   * A new stream for `KernelMap.setStream`, holding at most `limit` operations.
+   * @throws OptionError for a `limit` that is not an integer in [1, 1048576].
+   */
   createStream(limit = DefaultStreamLimit): Stream {
     this.#alive();
     const stream = new Stream(this, limit);
@@ -213,9 +241,14 @@ export class Context {
     return stream;
   }
 
-  /** Destroys a stream: executes still waiting for room on it resolve `Result.Failure`. */
+  /**
+   * Destroys a stream: executes still waiting for room on it resolve `Result.Failure`.
+   * @throws ArgumentError when `stream` is not a Stream; StateError for a stream of another Context
+   *   or a Job's default stream.
+   */
   destroyStream(stream: Stream): void {
     this.#alive();
+    if (!(stream instanceof Stream)) throw new ArgumentError(`destroyStream: stream must be a Stream from ctx.createStream(), got ${describe(stream)}`);
     if (stream.owner !== this) throw new StateError('destroyStream: the stream belongs to another Context');
     if (stream.isDefault) throw new StateError("destroyStream: this is a Job's default stream, which lives as long as its Job; destroy the Job with ctx.destroyJob(job) instead");
     this.#streams.delete(stream);
@@ -303,4 +336,15 @@ export class Context {
 /** The one error everything of a destroyed Context fails with. */
 function destroyedError(): StateError {
   return new StateError('this Context was destroyed; create a new one with createContext()');
+}
+
+/** Foreign and freed pointers are refused below, where the Context's memory knows its own. */
+function checkPtr(op: string, name: string, ptr: unknown): void {
+  if (!(ptr instanceof DevicePtr)) throw new ArgumentError(`${op}: ${name} must be a DevicePtr from ctx.memAlloc(), got ${describe(ptr)}`);
+}
+
+function checkHostMemory(op: string, name: string, x: unknown): void {
+  if (!ArrayBuffer.isView(x) && !(x instanceof ArrayBuffer) && !(x instanceof SharedArrayBuffer)) {
+    throw new ArgumentError(`${op}: ${name} must be host memory (a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer), got ${describe(x)}`);
+  }
 }

@@ -1,11 +1,11 @@
 import type { Backend } from '../backends/backend.js';
-import { KernelNotFoundError, OptionError, StateError } from '../core/errors.js';
+import { ArgumentError, KernelNotFoundError, OptionError, StateError } from '../core/errors.js';
 import type { NDRange } from '../core/ndRange.js';
 import { checkInteger, describe } from '../core/validate.js';
 import { MaxTaskCount } from './launchPlan.js';
 import type { Topology } from '../core/topology.js';
 import { KernelMap } from './kernelMap.js';
-import type { KernelModule } from './kernelModule.js';
+import { KernelModule } from './kernelModule.js';
 import { Stream } from './stream.js';
 import type { Tracer } from './trace.js';
 
@@ -71,10 +71,14 @@ export class Job {
 
   /**
    * Makes a module's kernels available to `buildMap`.
-   * @throws OptionError when the module comes from another Context or a kernel name is already taken.
+   * @throws OptionError when the module comes from another Context or a kernel name is already
+   *   taken; ArgumentError when `module` is not a KernelModule.
    */
   load(module: KernelModule): void {
     this.#alive();
+    if (!(module instanceof KernelModule)) {
+      throw new ArgumentError(`load: module must be a KernelModule from await ctx.createModule(url), got ${describe(module)}${(module as unknown) instanceof Promise ? '; await it first' : ''}`);
+    }
     if (module.owner !== this.#site.owner) throw new OptionError('load: the module was created by another Context');
     if (this.#modules.includes(module)) return;
     for (const name of module.kernelNames) {

@@ -1,13 +1,13 @@
 import type { Backend, GroupGeometry, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest } from '../backends/backend.js';
-import { OptionError, PxlError, StateError, UnsupportedError } from '../core/errors.js';
+import { ArgumentError, OptionError, PxlError, StateError, UnsupportedError } from '../core/errors.js';
 import { checkNDRange, type NDRange } from '../core/ndRange.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { checkFunction, checkInteger, checkOneOf, describe } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
 import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
 import { newRun, type Run } from './mapRun.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
-import type { Stream } from './stream.js';
+import { Stream } from './stream.js';
 import type { TracedExecute, Tracer, TraceTrack } from './trace.js';
 
 /** @internal What a Map needs from its Job. */
@@ -126,8 +126,14 @@ export class KernelMap {
     return this;
   }
 
-  /** Binds a stream; with no argument, returns to the Job's default stream. */
+  /**
+   * Binds a stream; with no argument, returns to the Job's default stream.
+   * @throws ArgumentError when `stream` is neither a Stream nor left out; StateError for a stream of another Context.
+   */
   setStream(stream?: Stream): this {
+    if (stream !== undefined && !(stream instanceof Stream)) {
+      throw new ArgumentError(`setStream: stream must be a Stream from ctx.createStream(), or left out for the Job's default stream, got ${describe(stream)}`);
+    }
     if (stream !== undefined && stream.owner !== this.#site.owner) throw new StateError('setStream: the stream belongs to another Context');
     this.#stream = stream;
     return this;
@@ -137,18 +143,23 @@ export class KernelMap {
     return this.#stream ?? this.#site.defaultStream();
   }
 
+  /** Called on the main thread after each launch that completes; `undefined` removes it. @throws OptionError for a non-function. */
   setCompletionCallback(callback: (() => void) | undefined): this {
+    if (callback !== undefined) checkFunction('setCompletionCallback: callback', callback);
     this.#onComplete = callback;
     return this;
   }
 
-  /** Receives every value a kernel sends with `mu.message()`, on the main thread. */
+  /** Receives every value a kernel sends with `mu.message()`, on the main thread. @throws OptionError for a non-function. */
   setMessageCallback(callback: ((message: unknown) => void) | undefined): this {
+    if (callback !== undefined) checkFunction('setMessageCallback: callback', callback);
     this.#onMessage = callback;
     return this;
   }
 
+  /** Called with the error when the Map reaches Fail; `undefined` removes it. @throws OptionError for a non-function. */
   setErrorCallback(callback: ((error: PxlError) => void) | undefined): this {
+    if (callback !== undefined) checkFunction('setErrorCallback: callback', callback);
     this.#onError = callback;
     return this;
   }
@@ -302,11 +313,7 @@ export class KernelMap {
     return handle;
   }
 
-  /**
-   * @internal Checks one launch's arguments as `execute()` does, without launching: command buffers
-   * record launches long before they run, and refuse bad arguments when recorded.
-   * @throws ArgumentError for arguments the kernel cannot take.
-   */
+  /** @internal Checks launch arguments as `execute()` does, for command buffers, which record launches before they run. */
   checkLaunchArgs(args: readonly KernelArg[]): void {
     this.#launchArgs(args);
   }

@@ -1,4 +1,4 @@
-import { checkInteger, checkOneOf, describe } from '../core/validate.js';
+import { checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import { OptionError } from '../core/errors.js';
 import { coreIndex, type Topology } from '../core/topology.js';
 
@@ -18,6 +18,8 @@ export type LocalityMode = 'compact' | 'spread';
 export const LocalityMode = { CompactMode: 'compact', SpreadMode: 'spread' } as const;
 
 const localityModes: readonly LocalityMode[] = ['compact', 'spread'];
+const SHAPE_KEYS: readonly (keyof LaunchShape)[] = ['taskCount', 'batchSize', 'locality', 'topology', 'subs'];
+const TOPOLOGY_KEYS: readonly (keyof Topology)[] = ['subs', 'clustersPerSub', 'coresPerCluster'];
 
 /** Everything that decides which core runs which batch of one launch. */
 export interface LaunchShape {
@@ -55,16 +57,19 @@ export interface LaunchPlan {
  * round-robin over Clusters with the Sub varying fastest. Active cores are
  * `min(batchCount, cores in the Job)`. Costs O(clusters + active cores); no per-batch arrays.
  *
- * @throws {OptionError} when taskCount, batchSize, locality or subs is out of range.
+ * @throws {OptionError} when `shape` is not an object or has an unknown key, or taskCount,
+ *   batchSize, locality, topology or subs is missing or out of range.
  * @example
  * planLaunch({ taskCount: 100, batchSize: 16, locality: 'compact', topology, subs: [0] });
  * // => { batchCount: 7, cores: [{ core: 0, firstBatch: 0, batchStride: 1, batchCount: 1 }, ...] }
  */
 export function planLaunch(shape: LaunchShape): LaunchPlan {
+  if (shape === null || typeof shape !== 'object') throw new OptionError(`planLaunch needs a LaunchShape { taskCount, batchSize, locality, topology, subs }, got ${describe(shape)}`);
+  checkOptionsObject('planLaunch shape', shape, SHAPE_KEYS);
   const taskCount = checkInteger('taskCount', shape.taskCount, 0, MaxTaskCount);
   const batchSize = checkInteger('batchSize', shape.batchSize, 1, MaxTaskCount);
   const locality = checkOneOf('locality', shape.locality, localityModes);
-  const { topology } = shape;
+  const topology = checkTopology(shape.topology);
   const subs = checkSubs(shape.subs, topology.subs);
 
   const batchCount = Math.ceil(taskCount / batchSize);
@@ -114,6 +119,13 @@ function balancedChunk(total: number, parts: number, k: number): [start: number,
   const q = Math.floor(total / parts);
   const r = total % parts;
   return [k * q + Math.min(k, r), q + (k < r ? 1 : 0)];
+}
+
+function checkTopology(topology: unknown): Topology {
+  if (topology === undefined) throw new OptionError('topology must be the device\'s Topology (ctx.topology), got undefined');
+  const t = checkOptionsObject('topology', topology as Topology, TOPOLOGY_KEYS);
+  for (const key of TOPOLOGY_KEYS) checkInteger(`topology.${key}`, t[key], 1, Number.MAX_SAFE_INTEGER);
+  return t;
 }
 
 function checkSubs(subs: unknown, deviceSubs: number): readonly number[] {

@@ -1,5 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Backend, BatchRecord } from '../backends/backend.js';
+import { ArgumentError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 import type { ExecuteStatus } from './result.js';
 
 /**
@@ -153,7 +155,16 @@ export class Tracer {
   }
 }
 
-/** Writes a trace as JSON, for Perfetto or chrome://tracing. */
-export async function writeTrace(path: string, trace: ChromeTrace): Promise<void> {
+/**
+ * Writes a trace as JSON, for Perfetto or chrome://tracing.
+ * @throws (rejects) ArgumentError when `path` is not a file name (or file URL), or `trace` is not
+ *   a trace from `ctx.stopTrace()`; the file system's error when the file cannot be written.
+ * @example await writeTrace('trace.json', ctx.stopTrace());
+ */
+export async function writeTrace(path: string | URL, trace: ChromeTrace): Promise<void> {
+  if (!(path instanceof URL) && (typeof path !== 'string' || path === '')) throw new ArgumentError(`writeTrace: path must be a file name, got ${describe(path)}`);
+  if (!Array.isArray((trace as Partial<ChromeTrace> | null)?.traceEvents)) {
+    throw new ArgumentError(`writeTrace: trace must be a trace from ctx.stopTrace() (an object with a traceEvents array), got ${describe(trace)}`);
+  }
   await writeFile(path, JSON.stringify(trace));
 }
