@@ -1,9 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import { ArgumentError, InputFormatError, OptionError, PcfError } from '../core/errors.js';
+import { open } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { ArgumentError, InputFormatError, OptionError } from '../core/errors.js';
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
+import { JsonScanner } from './jsonScanner.js';
+import { readPcfNpz } from './npz.js';
 import type { PcfDtype } from './pcf.js';
-import { flattenPcfTree, pcfSetFrom } from './pcfSet.js';
-import type { PcfLike, PcfSet } from './pcfSet.js';
+import { PcfJsonCollector } from './pcfJsonCollector.js';
+import type { PcfSet } from './pcfSet.js';
 
 /**
  * Reading PCFs from JSON. Accepted documents:
@@ -14,8 +17,23 @@ import type { PcfLike, PcfSet } from './pcfSet.js';
  *   shape `[2, 3]` (the depth is detected; the nesting must be rectangular)
  *
  * Each PCF is an array of `[t, v]` pairs in any order, one of them at t = 0. PCFs are numbered
- * row-major in every message.
+ * row-major in every message. A leading UTF-8 byte-order mark is skipped.
+ *
+ * Documents are read as a stream of bytes straight into typed arrays (jsonScanner.ts,
+ * pcfJsonCollector.ts), never as one string, so a file larger than V8's longest string (about
+ * 512 MiB) loads, with memory near the size of the resulting arrays.
  */
+
+/** Bytes read and scanned at a time: small enough that one chunk never stalls the event loop long. */
+const CHUNK_BYTES = 1 << 20;
+/** Characters of a string argument encoded at a time (at most 3 bytes each). */
+const CHUNK_CHARS = 1 << 18;
+
+function syntaxError(err: unknown, file: string | undefined): never {
+  if (err instanceof SyntaxError) throw new InputFormatError(`invalid JSON: ${err.message}`, file, { cause: err });
+  throw err;
+}
+
 
 /** Options of {@link parsePcfJson} and {@link readPcfFile}. */
 export interface ParsePcfOptions {
@@ -32,23 +50,6 @@ function checkDtype(dtype: unknown): PcfDtype {
     throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
   }
   return dtype;
-}
-
-/** Checks that every leaf is an array of [t, v] number pairs, with messages naming PCF and breakpoint. */
-function checkStructure(leaves: readonly unknown[], file: string | undefined): void {
-  for (let k = 0; k < leaves.length; k++) {
-    const pcf = leaves[k];
-    if (!Array.isArray(pcf)) {
-      throw new InputFormatError(`PCF ${k}: expected an array of [t, v] pairs, got ${describe(pcf)}`, file);
-    }
-    for (let b = 0; b < pcf.length; b++) {
-      const pair: unknown = pcf[b];
-      if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'number' && typeof pair[1] === 'number') continue;
-      let got: unknown = pair;
-      if (Array.isArray(pair) && pair.length === 2) got = typeof pair[0] === 'number' ? pair[1] : pair[0];
-      throw new InputFormatError(`PCF ${k}, breakpoint ${b}: expected a [t, v] pair of numbers, got ${describe(got)}`, file);
-    }
-  }
 }
 
 /**
@@ -70,47 +71,78 @@ export function parsePcfJson(text: string, options: ParsePcfOptions = {}): PcfSe
     throw new ArgumentError(`parsePcfJson: text must be a string of JSON, got ${describe(text)}${(text as unknown) instanceof Uint8Array ? "; decode it first (new TextDecoder().decode(bytes)) or use readPcfFile" : ''}`);
   }
   const dtype = checkDtype(o.dtype ?? 'float64');
-  let root: unknown;
+  const collector = new PcfJsonCollector(dtype, o.shared ?? false);
+  const scanner = new JsonScanner(collector);
+  const encoder = new TextEncoder();
+  const bytes = new Uint8Array(3 * CHUNK_CHARS + 3);
   try {
-    root = JSON.parse(text);
-  } catch (err) {
-    throw new InputFormatError(`invalid JSON: ${(err as Error).message}`, file, { cause: err });
-  }
-  if (root !== null && typeof root === 'object' && !Array.isArray(root)) {
-    const pcfs = (root as { pcfs?: unknown }).pcfs;
-    if (!Array.isArray(pcfs)) {
-      throw new InputFormatError(`expected an array of PCFs or an object with a "pcfs" array, got an object whose "pcfs" is ${describe(pcfs)}`, file);
+    for (let at = 0; at < text.length;) {
+      let end = Math.min(text.length, at + CHUNK_CHARS);
+      // Never split a surrogate pair: each half alone would encode as U+FFFD.
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+      const { written } = encoder.encodeInto(text.slice(at, end), bytes);
+      scanner.push(bytes.subarray(0, written));
+      at = end;
     }
-    root = pcfs;
-  } else if (!Array.isArray(root)) {
-    throw new InputFormatError(`expected an array of PCFs or an object with a "pcfs" array, got ${describe(root)}`, file);
-  }
-  const { leaves, shape } = flattenPcfTree(root, (message) => {
-    throw new InputFormatError(message, file);
-  });
-  checkStructure(leaves, file);
-  try {
-    return pcfSetFrom(leaves as PcfLike[], dtype, { shape, shared: o.shared ?? false });
+    scanner.end();
   } catch (err) {
-    if (err instanceof PcfError) throw new InputFormatError(err.message, file, { cause: err });
-    throw err;
+    syntaxError(err, file);
   }
+  return collector.finish(file);
 }
 
 /**
- * Reads and parses a JSON file of PCFs; see {@link parsePcfJson}. Rejects, never throws.
+ * Reads a file of PCFs, choosing the format by extension: `.npz` (NumPy arrays `offsets`, `times`,
+ * `values`; see {@link readPcfNpz}) or, for any other name, a JSON document as for
+ * {@link parsePcfJson}, read as a stream. Rejects, never throws.
  *
- * @throws InputFormatError naming `path` when the file cannot be read or parsed.
+ * @throws InputFormatError naming `path` when the file cannot be read or parsed; ArgumentError for
+ *   a path that is not a non-empty string; OptionError for a bad option.
  * @example const set = await readPcfFile('data/pcfs.json', { dtype: 'float32' });
  */
 export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, 'file'> = {}): Promise<PcfSet> {
   if (typeof path !== 'string' || path === '') throw new ArgumentError(`readPcfFile: path must be a file name, got ${describe(path)}`);
-  checkOptionsObject('readPcfFile options', options, ['dtype', 'shared']);
-  let text: string;
+  const o = checkOptionsObject('readPcfFile options', options, ['dtype', 'shared']);
+  if (o.shared !== undefined) checkBoolean('shared', o.shared);
+  const dtype = checkDtype(o.dtype ?? 'float64');
+  if (extname(path).toLowerCase() === '.npz') return readPcfNpz(path, { dtype, shared: o.shared ?? false });
+  return readPcfJsonFile(path, dtype, o.shared ?? false);
+}
+
+async function readPcfJsonFile(path: string, dtype: PcfDtype, shared: boolean): Promise<PcfSet> {
+  const collector = new PcfJsonCollector(dtype, shared);
+  const scanner = new JsonScanner(collector);
+  let handle;
   try {
-    text = await readFile(path, 'utf8');
+    handle = await open(path, 'r');
   } catch (err) {
     throw new InputFormatError(`cannot read the file: ${(err as Error).message}`, path, { cause: err });
   }
-  return parsePcfJson(text, { ...options, file: path });
+  try {
+    // The scanner copies what it keeps of a chunk, so one buffer serves every read.
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    for (;;) {
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await handle.read(buffer, 0, buffer.length, null));
+      } catch (err) {
+        throw new InputFormatError(`cannot read the file: ${(err as Error).message}`, path, { cause: err });
+      }
+      if (bytesRead === 0) break;
+      try {
+        scanner.push(buffer.subarray(0, bytesRead));
+      } catch (err) {
+        syntaxError(err, path);
+      }
+    }
+    try {
+      scanner.end();
+    } catch (err) {
+      syntaxError(err, path);
+    }
+  } finally {
+    await handle.close();
+  }
+  return collector.finish(path);
 }

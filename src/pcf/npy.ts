@@ -49,12 +49,8 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
   if (product !== data.length) {
     throw new OptionError(`shape [${shape.join(', ')}] holds ${product} elements, but data has ${data.length}`);
   }
-  const descr = data instanceof Float64Array ? '<f8' : '<f4';
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText(shape)}, }`;
-  const total = PREAMBLE + header.length + 1;
-  header = header + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
-  if (header.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
-  const dataStart = PREAMBLE + header.length;
+  const head = npyHeader(data instanceof Float64Array ? '<f8' : '<f4', shape);
+  const dataStart = head.length;
   let bytes: Uint8Array;
   try {
     bytes = new Uint8Array(dataStart + data.byteLength);
@@ -63,12 +59,7 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
     if (!(err instanceof RangeError)) throw err;
     throw new OutOfMemoryError(dataStart + data.byteLength, 0, `encodeNpy: an .npy file of ${dataStart + data.byteLength} bytes does not fit in one buffer (${err.message}); write the array in parts`);
   }
-  bytes.set(MAGIC, 0);
-  bytes[6] = 1;
-  bytes[7] = 0;
-  bytes[8] = header.length & 0xff;
-  bytes[9] = header.length >>> 8;
-  for (let k = 0; k < header.length; k++) bytes[PREAMBLE + k] = header.charCodeAt(k);
+  bytes.set(head, 0);
   if (LITTLE_ENDIAN) {
     bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), dataStart);
   } else {
@@ -80,6 +71,79 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
     }
   }
   return bytes;
+}
+
+/**
+ * The preamble and header of an .npy v1.0 file for a C-order array of `descr` (a NumPy type
+ * string such as `'<f8'` or `'<i8'`) and `shape`, padded so the data starts at a multiple of 64
+ * bytes. The data follows it directly.
+ *
+ * @throws OptionError when the header would not fit in v1.0's 65,535 bytes.
+ * @example npyHeader('<i8', [3]).length // 128
+ */
+export function npyHeader(descr: string, shape: readonly number[]): Uint8Array {
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText(shape)}, }`;
+  const total = PREAMBLE + header.length + 1;
+  header = header + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
+  if (header.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
+  const bytes = new Uint8Array(PREAMBLE + header.length);
+  bytes.set(MAGIC, 0);
+  bytes[6] = 1;
+  bytes[7] = 0;
+  bytes[8] = header.length & 0xff;
+  bytes[9] = header.length >>> 8;
+  for (let k = 0; k < header.length; k++) bytes[PREAMBLE + k] = header.charCodeAt(k);
+  return bytes;
+}
+
+/** What an .npy header says, as read by {@link parseNpyHeader}. */
+export interface NpyHeader {
+  /** NumPy's type string, e.g. `'<f8'`. */
+  readonly descr: string;
+  readonly fortranOrder: boolean;
+  readonly shape: number[];
+  /** Offset of the first data byte from the start of the file. */
+  readonly dataStart: number;
+}
+
+/**
+ * Reads the header at the start of `bytes`, which may hold only a prefix of the file (the data
+ * need not be there): for files read in pieces. Any descr is returned; the caller checks it.
+ *
+ * @returns undefined while `bytes` is too short to hold the whole header.
+ * @throws InputFormatError for a bad magic string, an unknown version or a malformed header.
+ */
+export function parseNpyHeader(bytes: Uint8Array): NpyHeader | undefined {
+  if (bytes.length < PREAMBLE) {
+    if (MAGIC.some((b, k) => k < bytes.length && bytes[k] !== b)) throw new InputFormatError('not an .npy file: bad magic string');
+    return undefined;
+  }
+  if (MAGIC.some((b, k) => bytes[k] !== b)) throw new InputFormatError('not an .npy file: bad magic string');
+  const major = bytes[6]!;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let headerStart: number;
+  let headerLength: number;
+  if (major === 1) {
+    headerStart = PREAMBLE;
+    headerLength = view.getUint16(8, true);
+  } else if (major === 2 || major === 3) {
+    if (bytes.length < 12) return undefined;
+    headerStart = 12;
+    headerLength = view.getUint32(8, true);
+  } else {
+    throw new InputFormatError(`unsupported .npy version ${major}.${bytes[7]}`);
+  }
+  const dataStart = headerStart + headerLength;
+  if (dataStart > bytes.length) return undefined;
+  let header = '';
+  for (let k = headerStart; k < dataStart; k++) header += String.fromCharCode(bytes[k]!);
+  const descr = /'descr':\s*'([^']*)'/.exec(header)?.[1];
+  const fortran = /'fortran_order':\s*(True|False)/.exec(header)?.[1];
+  const shapeMatch = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (descr === undefined || fortran === undefined || shapeMatch === undefined) throw new InputFormatError(`malformed .npy header ${JSON.stringify(header.trim())}`);
+  const shape = shapeMatch.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0)) throw new InputFormatError(`malformed .npy shape (${shapeMatch})`);
+  return { descr, fortranOrder: fortran === 'True', shape, dataStart };
 }
 
 /**

@@ -1,0 +1,55 @@
+import { PcfError } from '../core/errors.js';
+import type { PcfArray } from './pcf.js';
+
+/**
+ * The checks and ordering of `writeBreakpoints` (pcf.ts) for breakpoints that arrive as two
+ * columns of numbers instead of `[t, v]` pairs: the JSON stream reader validates each PCF as it
+ * closes, without building an array per breakpoint. The messages are the same word for word, so a
+ * document gets the same answer from the stream reader as from `pcfSetFrom`.
+ *
+ * @param ts times as read, `n` of them; `vs` the values beside them.
+ * @param times receives the times in time order, stored in its own precision (float32 rounding
+ *   happens before the order and zero checks, as in `writeBreakpoints`); `values` likewise.
+ * @throws PcfError naming PCF `index` and the breakpoint, numbered as in the input.
+ */
+export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: number, index: number, times: PcfArray, values: PcfArray): void {
+  if (n === 0) throw new PcfError(index, 'has no breakpoints; a PCF starts with a breakpoint at time 0');
+  const f32 = times instanceof Float32Array;
+  let sorted = true;
+  let prev = -1;
+  for (let k = 0; k < n; k++) {
+    const t = ts[k]! + 0; // +0 turns -0 into 0
+    const v = vs[k]!;
+    if (!Number.isFinite(t)) throw new PcfError(index, `breakpoint ${k} has a non-finite time (${t})`);
+    if (!Number.isFinite(v)) throw new PcfError(index, `breakpoint ${k} has a non-finite value (${v})`);
+    if (t < 0) throw new PcfError(index, `breakpoint ${k} has a negative time (${t})`);
+    if (f32) {
+      if (!Number.isFinite(Math.fround(t))) throw new PcfError(index, `breakpoint ${k} has time ${t}, which overflows float32`);
+      if (!Number.isFinite(Math.fround(v))) throw new PcfError(index, `breakpoint ${k} has value ${v}, which overflows float32`);
+    }
+    if (!(t > prev)) sorted = false;
+    prev = t;
+    times[k] = t;
+    values[k] = v;
+  }
+  let order: number[] | undefined;
+  if (!sorted) {
+    order = Array.from({ length: n }, (_, k) => k).sort((x, y) => ts[x]! + 0 - (ts[y]! + 0));
+    for (let k = 0; k < n; k++) {
+      times[k] = ts[order[k]!]! + 0;
+      values[k] = vs[order[k]!]!;
+    }
+  }
+  const orig = (k: number): number => (order === undefined ? k : order[k]!);
+  if (times[0] !== 0) {
+    throw new PcfError(index, `the first breakpoint must be at time 0, but the earliest is breakpoint ${orig(0)} at time ${times[0]}`);
+  }
+  for (let k = 1; k < n; k++) {
+    if (times[k]! <= times[k - 1]!) {
+      const a = orig(k - 1);
+      const b = orig(k);
+      const inF32 = f32 && ts[a] !== ts[b];
+      throw new PcfError(index, `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${times[k]})${inF32 ? ' in float32' : ''}`);
+    }
+  }
+}

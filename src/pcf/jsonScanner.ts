@@ -1,0 +1,347 @@
+/**
+ * A streaming JSON tokenizer over UTF-8 bytes: chunks go in as they are read, events come out, and
+ * no string ever holds the whole document (V8 caps a string near 512 MiB). It checks the full JSON
+ * grammar (RFC 8259, as `JSON.parse` does) and reports the first error with its line, column and
+ * byte offset.
+ *
+ * Why not a general streaming parser from npm: PCF files are almost only numbers in nested arrays,
+ * and a scanner that turns digits straight into doubles and hands them to one monomorphic consumer
+ * is several times faster (bench/input.mjs measures both).
+ */
+
+/** What the scanner reports. Calls arrive in document order. */
+export interface JsonEvents {
+  openArray(): void;
+  closeArray(): void;
+  openObject(): void;
+  closeObject(): void;
+  /** An object key, decoded. */
+  key(text: string): void;
+  /** A number, converted exactly as `JSON.parse` converts it. */
+  number(value: number): void;
+  /** A string value, decoded. */
+  string(text: string): void;
+  /** `true`, `false` or `null`. */
+  literal(value: boolean | null): void;
+}
+
+// What the scanner expects next.
+const VALUE = 0; // a value (or ']' right after '[')
+const AFTER = 1; // ',' or the end of the enclosing container
+const KEY = 2; // a key string (or '}' right after '{')
+const COLON = 3;
+const DONE = 4; // the root value is complete: only whitespace may follow
+
+const ARRAY = 1;
+const OBJECT = 2;
+
+// Exact powers of ten: m * 10^e with m < 2^53 and |e| <= 22 is one correctly rounded operation.
+const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+const MAX_FAST_DIGITS = 15;
+
+const utf8 = new TextDecoder('utf-8');
+const latin1 = new TextDecoder('latin1');
+
+export class JsonScanner {
+  readonly #events: JsonEvents;
+  #state = VALUE;
+  /** Right after '[' or '{': a closing bracket is allowed. */
+  #first = true;
+  #stack = new Uint8Array(64);
+  #depth = 0;
+  /** Bytes of a token cut by the end of the previous chunk. */
+  #carry: Uint8Array | undefined;
+  /** Offset in the document of the current chunk's first byte. */
+  #base = 0;
+  #line = 1;
+  #lineStart = 0;
+  #started = false;
+  // The chunk decoded as Latin-1 (one character per byte), made only when a number needs it.
+  #text: string | undefined;
+  #textOf: Uint8Array | undefined;
+  /** Value of the number the last readNumber call parsed. */
+  #number = 0;
+
+  constructor(events: JsonEvents) {
+    this.#events = events;
+  }
+
+  /**
+   * Scans the next chunk of the document.
+   *
+   * @throws SyntaxError at the first byte that breaks the grammar.
+   */
+  push(chunk: Uint8Array): void {
+    let buf = chunk;
+    // The caller may refill the same buffer for the next chunk: never trust a cached decoding.
+    this.#textOf = undefined;
+    if (this.#carry !== undefined) {
+      buf = new Uint8Array(this.#carry.length + chunk.length);
+      buf.set(this.#carry);
+      buf.set(chunk, this.#carry.length);
+      this.#base -= this.#carry.length;
+      this.#carry = undefined;
+    }
+    let i = 0;
+    if (!this.#started) {
+      if (buf.length < 3 && buf.length > 0 && buf[0] === 0xef) {
+        this.#carry = buf.slice();
+        return;
+      }
+      this.#started = buf.length > 0;
+      // A UTF-8 byte-order mark is not JSON, but editors on Windows write one.
+      if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) i = 3;
+    }
+    const stop = this.#scan(buf, i, false);
+    if (stop < buf.length) this.#carry = buf.slice(stop);
+    this.#base += buf.length;
+  }
+
+  /**
+   * Ends the document.
+   *
+   * @throws SyntaxError when the document is incomplete or a token at its end is malformed.
+   */
+  end(): void {
+    const rest = this.#carry ?? new Uint8Array(0);
+    this.#carry = undefined;
+    this.#textOf = undefined;
+    this.#base -= rest.length;
+    this.#scan(rest, 0, true);
+    this.#base += rest.length;
+    if (this.#state !== DONE) throw new SyntaxError(`Unexpected end of JSON input${this.#where(rest, rest.length)}`);
+  }
+
+  #where(buf: Uint8Array, i: number): string {
+    const at = this.#base + i;
+    return ` at line ${this.#line} column ${at - this.#lineStart + 1} (byte ${at})`;
+  }
+
+  #fail(buf: Uint8Array, i: number, expected: string): never {
+    const c = buf[i]!;
+    const token = c >= 0x20 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`;
+    throw new SyntaxError(`Unexpected token ${token}, expected ${expected}${this.#where(buf, i)}`);
+  }
+
+  #push(kind: number): void {
+    if (this.#depth === this.#stack.length) {
+      const bigger = new Uint8Array(this.#stack.length * 2);
+      bigger.set(this.#stack);
+      this.#stack = bigger;
+    }
+    this.#stack[this.#depth++] = kind;
+  }
+
+  /** A value ended: what comes next depends on the container around it. */
+  #afterValue(): void {
+    this.#state = this.#depth === 0 ? DONE : AFTER;
+  }
+
+  /** Scans from `i`; returns where a token cut by the chunk's end starts (or buf.length). */
+  #scan(buf: Uint8Array, i: number, final: boolean): number {
+    const n = buf.length;
+    const events = this.#events;
+    while (i < n) {
+      const c = buf[i]!;
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+        if (c === 0x0a) {
+          this.#line++;
+          this.#lineStart = this.#base + i + 1;
+        }
+        i++;
+        continue;
+      }
+      const state = this.#state;
+      if (state === VALUE) {
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+          const end = this.#readNumber(buf, i, final);
+          if (end < 0) return i;
+          events.number(this.#number);
+          i = end;
+          this.#afterValue();
+        } else if (c === 0x5b) {
+          this.#push(ARRAY);
+          events.openArray();
+          this.#first = true;
+          i++;
+        } else if (c === 0x5d && this.#first && this.#depth > 0 && this.#stack[this.#depth - 1] === ARRAY) {
+          this.#depth--;
+          events.closeArray();
+          i++;
+          this.#afterValue();
+        } else if (c === 0x7b) {
+          this.#push(OBJECT);
+          events.openObject();
+          this.#state = KEY;
+          this.#first = true;
+          i++;
+        } else if (c === 0x22) {
+          const end = this.#readString(buf, i, final);
+          if (end < 0) return i;
+          events.string(this.#string);
+          i = end;
+          this.#afterValue();
+        } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
+          const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : 'null';
+          if (n - i < word.length && !final) return i;
+          for (let k = 1; k < word.length; k++) if (buf[i + k] !== word.charCodeAt(k)) this.#fail(buf, i + k < n ? i + k : i, `'${word}'`);
+          events.literal(c === 0x74 ? true : c === 0x66 ? false : null);
+          i += word.length;
+          this.#afterValue();
+        } else {
+          this.#fail(buf, i, this.#first && this.#depth > 0 ? 'a value or \']\'' : 'a value');
+        }
+      } else if (state === AFTER) {
+        const top = this.#stack[this.#depth - 1];
+        if (c === 0x2c) {
+          this.#state = top === ARRAY ? VALUE : KEY;
+          this.#first = false;
+          i++;
+        } else if (c === 0x5d && top === ARRAY) {
+          this.#depth--;
+          events.closeArray();
+          i++;
+          this.#afterValue();
+        } else if (c === 0x7d && top === OBJECT) {
+          this.#depth--;
+          events.closeObject();
+          i++;
+          this.#afterValue();
+        } else {
+          this.#fail(buf, i, top === ARRAY ? "',' or ']'" : "',' or '}'");
+        }
+      } else if (state === KEY) {
+        if (c === 0x22) {
+          const end = this.#readString(buf, i, final);
+          if (end < 0) return i;
+          events.key(this.#string);
+          i = end;
+          this.#state = COLON;
+        } else if (c === 0x7d && this.#first) {
+          this.#depth--;
+          events.closeObject();
+          i++;
+          this.#afterValue();
+        } else {
+          this.#fail(buf, i, this.#first ? "a string key or '}'" : 'a string key');
+        }
+      } else if (state === COLON) {
+        if (c !== 0x3a) this.#fail(buf, i, "':'");
+        this.#state = VALUE;
+        this.#first = false;
+        i++;
+      } else {
+        this.#fail(buf, i, 'the end of the document');
+      }
+    }
+    return n;
+  }
+
+  #string = '';
+
+  /** Reads the string starting at the quote `buf[i]`; returns the index after it, or -1 if cut. */
+  #readString(buf: Uint8Array, i: number, final: boolean): number {
+    const n = buf.length;
+    let j = i + 1;
+    let escaped = false;
+    for (;;) {
+      if (j >= n) {
+        if (!final) return -1;
+        throw new SyntaxError(`Unterminated string in JSON${this.#where(buf, n)}`);
+      }
+      const c = buf[j]!;
+      if (c === 0x22) break;
+      if (c < 0x20) throw new SyntaxError(`Bad control character in string literal${this.#where(buf, j)}`);
+      if (c === 0x5c) {
+        escaped = true;
+        j++;
+      }
+      j++;
+    }
+    const raw = utf8.decode(buf.subarray(i, j + 1));
+    if (!escaped) {
+      this.#string = raw.slice(1, -1);
+    } else {
+      try {
+        this.#string = JSON.parse(raw) as string;
+      } catch (err) {
+        throw new SyntaxError(`Bad escape in string literal${this.#where(buf, i)}: ${(err as Error).message}`);
+      }
+    }
+    return j + 1;
+  }
+
+  /**
+   * Reads the number starting at `buf[i]` into #number; returns the index after it, or -1 when
+   * the chunk ends inside it. Up to 15 significant digits and a decimal exponent within ±22 are
+   * converted by one exact operation; anything else goes through `Number` (correctly rounded).
+   */
+  #readNumber(buf: Uint8Array, i: number, final: boolean): number {
+    const n = buf.length;
+    let j = i;
+    const negative = buf[j] === 0x2d;
+    if (negative) j++;
+    let mantissa = 0;
+    let digits = 0;
+    let exponent = 0;
+    let c = j < n ? buf[j]! : -1;
+    if (c === 0x30) {
+      j++;
+    } else if (c >= 0x31 && c <= 0x39) {
+      while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+        mantissa = mantissa * 10 + (c - 0x30);
+        digits++;
+        j++;
+      }
+    } else if (j < n) {
+      this.#fail(buf, j, 'a digit');
+    }
+    if (j < n && buf[j] === 0x2e) {
+      j++;
+      const start = j;
+      while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+        mantissa = mantissa * 10 + (c - 0x30);
+        if (digits > 0 || c !== 0x30) digits++;
+        exponent--;
+        j++;
+      }
+      if (j === start && j < n) this.#fail(buf, j, 'a digit after the decimal point');
+    }
+    if (j < n && (buf[j] === 0x65 || buf[j] === 0x45)) {
+      j++;
+      let sign = 1;
+      if (j < n && (buf[j] === 0x2b || buf[j] === 0x2d)) {
+        if (buf[j] === 0x2d) sign = -1;
+        j++;
+      }
+      const start = j;
+      let e = 0;
+      while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+        if (e < 1e8) e = e * 10 + (c - 0x30);
+        j++;
+      }
+      if (j === start && j < n) this.#fail(buf, j, 'a digit in the exponent');
+      exponent += sign * e;
+    }
+    if (j === n && !final) return -1;
+    // At the end of the document a number cut after '-', '.', 'e' or a sign is incomplete.
+    const last = buf[j - 1];
+    if (last === 0x2d || last === 0x2b || last === 0x2e || last === 0x65 || last === 0x45) {
+      throw new SyntaxError(`Unexpected end of JSON input${this.#where(buf, j)}`);
+    }
+    let value: number;
+    if (mantissa === 0) {
+      value = 0;
+    } else if (digits <= MAX_FAST_DIGITS && exponent >= -22 && exponent <= 22) {
+      value = exponent < 0 ? mantissa / POW10[-exponent]! : mantissa * POW10[exponent]!;
+    } else {
+      if (this.#textOf !== buf) {
+        this.#text = latin1.decode(buf);
+        this.#textOf = buf;
+      }
+      value = Number(this.#text!.substring(negative ? i + 1 : i, j));
+    }
+    this.#number = negative ? -value : value;
+    return j;
+  }
+}
