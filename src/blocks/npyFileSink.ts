@@ -9,6 +9,7 @@
  * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
  * a hard-killed one leaves both for a later run to resume (or to remove).
  */
+import { write as writeAt } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -40,6 +41,16 @@ export interface NpyFileSinkOptions {
 
 /** Writes in flight per staged block: enough to keep the thread pool busy without flooding it. */
 const WRITES_PER_BLOCK = 4;
+
+/**
+ * One positional write. fs.write on the descriptor costs about half of FileHandle.write per call
+ * (measured: 7 µs against 15 µs for 2 KiB writes), and a square file takes one call per block row.
+ */
+function writeRun(fd: number, bytes: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    writeAt(fd, bytes, offset, length, position, (error, written) => (error === null ? resolve(written) : reject(error)));
+  });
+}
 /** Journal flushes (each an fdatasync of the data and of the journal) at most this often. */
 const FLUSH_INTERVAL_MS = 1000;
 
@@ -311,7 +322,7 @@ export class NpyFileSink implements ResultWriter {
         let left = run.length * size;
         // A positional write may write less than asked (rarely, for regular files): go on from there.
         while (left > 0) {
-          const { bytesWritten } = await this.#handle.write(bytes, offset, left, position);
+          const bytesWritten = await writeRun(this.#handle.fd, bytes, offset, left, position);
           offset += bytesWritten;
           position += bytesWritten;
           left -= bytesWritten;

@@ -162,6 +162,8 @@ const DEFAULT_MIN_BLOCK_SIDE = 64;
 /** On a GPU a block is one launch with a task per pair: fewer, larger blocks keep it busy. */
 const GPU_SPLITS = 8;
 const GPU_MIN_BLOCK_SIDE = 256;
+/** Block side floor for a result streamed to a file: rows of 8 KiB per write in float64. */
+const FILE_MIN_BLOCK_SIDE = 1024;
 const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './blockKernels.ts' : './blockKernels.js', import.meta.url);
 const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKernels.ts' : './wgslBlockKernels.js', import.meta.url);
 
@@ -315,7 +317,10 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     const bytes = dtype === 'float32' ? 4 : 8;
     const budgets = [...runs.values()].map((r) => (r.kind === 'gpu' ? gpuOutputBudget(r.ctx.availableMemSize) : Math.max(1, Math.min(CPU_OUTPUT_CAP, maxOutputElementsFor(r.ctx.availableMemSize, bytes)))));
     // The memory budget: half for the two result buffers of every device, half for writes in flight.
-    budgets.push(Math.max(1, Math.floor((options.memory ?? DEFAULT_MEMORY) / 2 / (slots.length * 2 * bytes))));
+    const memoryCap = Math.max(1, Math.floor((options.memory ?? DEFAULT_MEMORY) / 2 / (slots.length * 2 * bytes)));
+    budgets.push(memoryCap);
+    // A file takes one write per block row (twice for a square one): larger blocks, fewer writes.
+    const fileSide = sink === undefined ? 0 : Math.min(FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)));
     // A resumed file must be cut into the blocks its journal counts: the same side, whatever the budget is now.
     const side = sink?.resumed?.header.blockSide;
     const scheduler = new BlockScheduler({
@@ -324,7 +329,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
       mode,
       maxOutputElements: side !== undefined ? side * side : (options.maxOutputElements ?? Math.min(...budgets)),
       nSplitsHint: side !== undefined ? 1 : (options.nSplitsHint ?? slots.reduce((n, s) => n + (s.run.kind === 'gpu' ? GPU_SPLITS : 32), 0)),
-      minBlockSide: side ?? options.minBlockSide ?? (plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
+      minBlockSide: side ?? options.minBlockSide ?? Math.max(fileSide, plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
     });
     const blocks = sink === undefined ? undefined : await sink.begin(scheduler);
     if (plan.gpu && scheduler.maxBlockElements > MaxTaskCount) {
