@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OptionError, PcfError } from '../src/core/errors.js';
 import { run } from '../src/cli/main.js';
 import { pdist } from '../src/pcf/operations.js';
@@ -411,6 +411,35 @@ describe('pxl and the API accept and refuse the same inputs', () => {
     expect(() => randomPcfs({ n: 40_000_000, points: 100 })).toThrow(
       new OptionError('n * points must be at most 2147483647 (the most breakpoints a PCF set holds), got 40000000 * 100 = 4000000000; lower n or points'),
     );
+    expect(await written()).toEqual([]);
+  });
+});
+
+describe('pxl --memory, --resume and the checks before computing', () => {
+  it('parses --memory sizes and refuses a malformed one, and --resume with a .json output, with exit code 2', async () => {
+    expect((await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--memory', '1.5M', '-q'])).code).toBe(0);
+    const bad = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '12X']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("option '--memory <size>' argument '12X' is invalid. expected a size such as 512M, 2G or 1073741824 (K, M, G, T are powers of 1024).");
+    const json = await pxl(['pdist', at('known.json'), '-o', at('d.json'), '--resume']);
+    expect(json.code).toBe(2);
+    expect(json.stderr).toBe('pxl: --resume continues a partial .npy output; a .json output is written whole at the end, so there is nothing to resume\n');
+    expect(await written()).toEqual(['d.npy']);
+  });
+
+  it('refuses an .npy output larger than the free disk space, and a .json result larger than memory, before computing', async () => {
+    const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
+    const disk = vi.spyOn(capacityProbe, 'freeDiskBytes').mockResolvedValue(100);
+    const full = await pxl(['pdist', at('known.json'), '-o', at('d.npy')]);
+    disk.mockRestore();
+    expect(full.code).toBe(1);
+    expect(full.stderr).toContain('the square float64 result of pdist of 4 PCFs needs 256 bytes on disk, but only 100 bytes is free');
+    expect(full.stderr).toContain("--layout condensed (layout: 'condensed'): 176 bytes; --dtype float32 (dtype: 'float32'): 192 bytes");
+    const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(100);
+    const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
+    memory.mockRestore();
+    expect(small.code).toBe(1);
+    expect(small.stderr).toContain('needs 256 bytes of memory, but only 100 bytes is available; nothing was computed. To fit: -o ');
     expect(await written()).toEqual([]);
   });
 });
