@@ -3,9 +3,19 @@
  * (class and message) the user sees. Every check runs before any work starts, and async calls
  * reject rather than throw.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ArgumentError,
+  CommandBuffer,
+  CommandQueue,
+  dispatch,
+  Fence,
+  NoSubAvailableError,
+  planLaunch,
+  Semaphore,
+  writeTrace,
   cdist,
   createContext,
   InputFormatError,
@@ -57,8 +67,8 @@ describe('pairwise calls refuse bad input before any work, by rejecting', () => 
     ['a breakpoint [t, v, extra]', () => pdist([[[0, 1, 5]]] as never), new PcfError(0, 'breakpoint 0 is not a [t, v] pair of numbers (got an array of length 3); each breakpoint has exactly two entries, time and value')],
     ['options null', () => pdist(X, null as never), new OptionError('pdist options must be an object of options (or left out), got null')],
     ['options of the wrong type', () => cdist(X, X, 2 as never), new OptionError('cdist options must be an object of options (or left out), got 2')],
-    ['an unknown option, naming the nearest', () => pdist(X, { q: 2 } as never), new OptionError("pdist options has no option 'q'; did you mean 'p'? Valid options: 'p', 'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices'")],
-    ['p on l2Kernel', () => l2Kernel(X, { p: 2 } as never), new OptionError("l2Kernel options has no option 'p'. Valid options: 'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices'")],
+    ['an unknown option, naming the nearest', () => pdist(X, { q: 2 } as never), new OptionError("pdist options has no option 'q'; did you mean 'p'? Valid options: 'p', 'layout', 'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices', 'out', 'resume', 'memory'")],
+    ['p on l2Kernel', () => l2Kernel(X, { p: 2 } as never), new OptionError("l2Kernel options has no option 'p'. Valid options: 'layout', 'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices', 'out', 'resume', 'memory'")],
     ["p with op 'l2Inner'", () => cdist(X, X, { op: 'l2Inner', p: 2 }), new OptionError("p is the exponent of op 'distance'; leave it out with op 'l2Inner', which has no exponent")],
     ['onProgress: 5', () => pdist(X, { onProgress: 5 } as never), new OptionError('onProgress must be a function, got 5')],
     ["signal: 'x'", () => pdist(X, { signal: 'x' } as never), new OptionError("signal must be an AbortSignal (for example new AbortController().signal), got 'x'")],
@@ -117,6 +127,96 @@ describe('device memory, NDArray and buildMap refuse bad input', () => {
     expect(ctx.hostView(ptr, 'float64', 1).length).toBe(1);
     expect(ctx.hostView(ptr, 'int32').length).toBe(3);
     ctx.memFree(ptr);
+  });
+});
+
+describe('Context, Job and Map methods refuse bad input before any work', () => {
+  const FN = (name: string, got: string): OptionError => new OptionError(`${name}: callback must be a function, got ${got}`);
+  const STREAM = "setStream: stream must be a Stream from ctx.createStream(), or left out for the Job's default stream, got";
+  it.each<[string, (c: Context) => unknown, Error]>([
+    ['createJob(0)', (c) => c.createJob(0), new OptionError('numSub must be an integer in [1, 1], got 0')],
+    ['createJob() with every Sub taken', (c) => c.createJob(), new NoSubAvailableError('createJob: no Sub is free (all 1 belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first')],
+    ['destroyJob(5)', (c) => c.destroyJob(5 as never), new ArgumentError('destroyJob: job must be a Job from ctx.createJob(), got 5')],
+    ["createStream('4')", (c) => c.createStream('4' as never), new OptionError("stream limit must be an integer in [1, 1048576], got '4'")],
+    ['destroyStream(null)', (c) => c.destroyStream(null as never), new ArgumentError('destroyStream: stream must be a Stream from ctx.createStream(), got null')],
+    ["getAttribute('cores')", (c) => c.getAttribute('cores' as never), new OptionError("attribute must be one of 'backend', 'device', 'subCount', 'clustersPerSub', 'coresPerCluster', 'coresPerSub', 'coreCount', 'memorySize', 'availableMemSize', 'availableSubCount', 'maxTaskCount', got 'cores'")],
+    ['memFree(null)', (c) => c.memFree(null as never), new ArgumentError('memFree: ptr must be a DevicePtr from ctx.memAlloc(), got null')],
+    ['job.load(5)', () => job.load(5 as never), new ArgumentError('load: module must be a KernelModule from await ctx.createModule(url), got 5')],
+    ['job.load of a module not awaited', () => job.load(Promise.resolve() as never), new ArgumentError('load: module must be a KernelModule from await ctx.createModule(url), got a Promise; await it first')],
+    ['map.setStream(5)', () => job.buildMap('count_tasks', 4).setStream(5 as never), new ArgumentError(`${STREAM} 5`)],
+    ['map.setStream(null)', () => job.buildMap('count_tasks', 4).setStream(null as never), new ArgumentError(`${STREAM} null`)],
+    ['map.setCompletionCallback(5)', () => job.buildMap('count_tasks', 4).setCompletionCallback(5 as never), FN('setCompletionCallback', '5')],
+    ["map.setMessageCallback('log')", () => job.buildMap('count_tasks', 4).setMessageCallback('log' as never), FN('setMessageCallback', "'log'")],
+    ['map.setErrorCallback(null)', () => job.buildMap('count_tasks', 4).setErrorCallback(null as never), FN('setErrorCallback', 'null')],
+    ['planLaunch(null)', () => planLaunch(null as never), new OptionError('planLaunch needs a LaunchShape { taskCount, batchSize, locality, topology, subs }, got null')],
+    ['planLaunch without a topology', () => planLaunch({ taskCount: 4, batchSize: 1, locality: 'compact', subs: [0] } as never), new OptionError("topology must be the device's Topology (ctx.topology), got undefined")],
+    ['planLaunch with an unknown key', (c) => planLaunch({ taskCount: 4, batchSize: 1, locality: 'compact', subs: [0], topology: c.topology, tasks: 4 } as never), new OptionError("planLaunch shape has no option 'tasks'. Valid options: 'taskCount', 'batchSize', 'locality', 'topology', 'subs'")],
+  ])('%s', (_, call, error) => {
+    expect(() => call(ctx)).toThrow(error);
+    expect(() => call(ctx)).toThrow(error.constructor as new () => Error);
+  });
+
+  const TRACE = join(tmpdir(), 'pxl-badInput-trace.json');
+  it.each<[string, (c: Context) => Promise<unknown>, Error]>([
+    ['createModule(5)', (c) => c.createModule(5 as never), new ArgumentError("createModule: url must be a URL (new URL('./kernels.js', import.meta.url)) or a file path, got 5")],
+    ['copyToDevice(null, bytes)', (c) => c.copyToDevice(null as never, new Uint8Array(4)), new ArgumentError('copyToDevice: dst must be a DevicePtr from ctx.memAlloc(), got null')],
+    ['copyFromDevice(array, ptr)', (c) => c.copyFromDevice([0, 0] as never, c.memAlloc(MEM)), new ArgumentError('copyFromDevice: dst must be host memory (a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer), got an array of length 2')],
+    ['writeTrace(5, trace)', () => writeTrace(5 as never, { traceEvents: [], displayTimeUnit: 'ms', otherData: {} }), new ArgumentError('writeTrace: path must be a file name, got 5')],
+    ['writeTrace(path, null)', () => writeTrace(TRACE, null as never), new ArgumentError('writeTrace: trace must be a trace from ctx.stopTrace() (an object with a traceEvents array), got null')],
+  ])('%s rejects', async (_, call, error) => {
+    await expect(call(ctx)).rejects.toThrow(error);
+    await expect(call(ctx)).rejects.toBeInstanceOf(error.constructor);
+  });
+});
+
+describe('command buffers, dispatch, fences and command queues refuse bad input before any work', () => {
+  const finalized = (): CommandBuffer => new CommandBuffer(ctx).callback(() => undefined).finalize();
+  const DISPATCH = "Valid options: 'wait', 'signal', 'fence', 'callback'";
+  it.each<[string, () => unknown, Error]>([
+    ['new CommandBuffer(null)', () => new CommandBuffer(null as never), new ArgumentError('CommandBuffer: context must be a Context from createContext(), got null')],
+    ['new CommandBuffer(ctx, 5)', () => new CommandBuffer(ctx, 5 as never), new ArgumentError('CommandBuffer: job must be a Job from ctx.createJob() (or left out for a CommandBuffer without kernel launches), got 5')],
+    ['launch(5, range)', () => new CommandBuffer(ctx, job).launch(5 as never, { global: [4] }), new ArgumentError("launch: kernel must be the name of a kernel of the Job's modules (a non-empty string), got 5")],
+    ['launch(name, 4)', () => new CommandBuffer(ctx, job).launch('count_tasks', 4 as never), new OptionError('launch: the range must be an ND-range object { global: [sizes], local?: [sizes] }, got 4')],
+    ['launch(name, { glob })', () => new CommandBuffer(ctx, job).launch('count_tasks', { global: [4], glob: [4] } as never), new OptionError("launch range has no option 'glob'; did you mean 'global'? Valid options: 'global', 'local'")],
+    ['launch with an argument a kernel cannot take', () => new CommandBuffer(ctx, job).launch('count_tasks', { global: [4] }, 'str' as never), new ArgumentError("argument 0 is 'str', which cannot be passed to a kernel: constants may be numbers, bigints, booleans, or plain objects of those, device pointers, or NDArrays", 0)],
+    ['callback(5)', () => new CommandBuffer(ctx).callback(5 as never), new ArgumentError('callback: fn must be a function to run as a command, got 5')],
+    ['write of a plain array', () => new CommandBuffer(ctx).write(ctx.memAlloc(MEM), 0, [1, 2] as never), new ArgumentError('write: host memory must be a TypedArray or DataView, got an array of length 2')],
+    ['write to a number', () => new CommandBuffer(ctx).write(5 as never, 0, new Uint8Array(4)), new ArgumentError('write: the device pointer must be a DevicePtr from ctx.memAlloc(), got 5')],
+    ["read at offset '4'", () => new CommandBuffer(ctx).read(ctx.memAlloc(MEM), '4' as never, new Uint8Array(4)), new ArgumentError("read: offset must be an integer ≥ 0, got '4'")],
+    ['dispatch(null)', () => dispatch(null as never), new ArgumentError('dispatch: buffer must be a CommandBuffer (new CommandBuffer(ctx, job)), got null')],
+    ['dispatch options null', () => dispatch(finalized(), null as never), new OptionError('dispatch options must be an object of options (or left out), got null')],
+    ['dispatch option fences', () => dispatch(finalized(), { fences: new Fence() } as never), new OptionError(`dispatch options has no option 'fences'; did you mean 'fence'? ${DISPATCH}`)],
+    ['dispatch callback 5', () => dispatch(finalized(), { callback: 5 } as never), new OptionError('dispatch callback must be a function, got 5')],
+    ['dispatch wait of one Semaphore', () => dispatch(finalized(), { wait: new Semaphore() } as never), new ArgumentError('dispatch: wait must be an array of Semaphores, got a Semaphore; wrap one in [ ]')],
+    ['dispatch signal entry null', () => dispatch(finalized(), { signal: [null] } as never), new ArgumentError('dispatch: signal[0] must be a Semaphore (new Semaphore()), got null')],
+    ['dispatch fence 5', () => dispatch(finalized(), { fence: 5 } as never), new ArgumentError('dispatch: fence must be a Fence (new Fence()), got 5')],
+    ['new CommandQueue(5)', () => new CommandQueue(5 as never), new ArgumentError('CommandQueue: context must be a Context from createContext(), got 5')],
+    ['CommandQueue options null', () => new CommandQueue(ctx, job, null as never), new OptionError('CommandQueue options must be an object of options (or left out), got null')],
+    ['CommandQueue option batch', () => new CommandQueue(ctx, job, { batch: 2 } as never), new OptionError("CommandQueue options has no option 'batch'; did you mean 'maxBatch'? Valid options: 'maxBatch'")],
+    ['enqueueRead option block', () => new CommandQueue(ctx).enqueueRead(ctx.memAlloc(MEM), 0, new Uint8Array(4), { block: true } as never), new OptionError("enqueueRead options has no option 'block'; did you mean 'blocking'? Valid options: 'blocking'")],
+    ["enqueueRead blocking 'yes'", () => new CommandQueue(ctx).enqueueRead(ctx.memAlloc(MEM), 0, new Uint8Array(4), { blocking: 'yes' } as never), new OptionError("blocking must be true or false, got 'yes'")],
+    ['enqueueCallback(5)', () => new CommandQueue(ctx).enqueueCallback(5 as never), new ArgumentError('enqueueCallback: fn must be a function to run as a command, got 5')],
+    ['enqueueLaunch(5, range)', () => new CommandQueue(ctx, job).enqueueLaunch(5 as never, { global: [4] }), new ArgumentError("enqueueLaunch: kernel must be the name of a kernel of the Job's modules (a non-empty string), got 5")],
+  ])('%s', (_, call, error) => {
+    expect(call).toThrow(error);
+    expect(call).toThrow(error.constructor as new () => Error);
+  });
+
+  it('fences reject a bad timeout, and a wait given a timeout it would ignore', async () => {
+    await expect(new Fence().tryWait('10' as never)).rejects.toThrow(new OptionError("timeoutMs must be a finite number >= 0, got '10'"));
+    await expect((new Fence().wait as (ms: number) => Promise<void>)(5)).rejects.toThrow(new OptionError('Fence.wait takes no arguments, got 1; to wait at most timeoutMs milliseconds, call tryWait(timeoutMs)'));
+  });
+
+  it('a refused dispatch leaves the buffer undispatched, and a refused enqueue records nothing', async () => {
+    const cb = finalized();
+    expect(() => dispatch(cb, { callback: 'log' } as never)).toThrow(OptionError);
+    expect(cb.state).toBe('finalized');
+    const fence = new Fence();
+    dispatch(cb, { fence });
+    await fence.wait();
+    const q = new CommandQueue(ctx);
+    expect(() => q.enqueueRead(ctx.memAlloc(MEM), 0, new Uint8Array(4), { blocking: 1 } as never)).toThrow(OptionError);
+    expect(q.queued).toBe(0);
   });
 });
 
