@@ -8,11 +8,12 @@ import type { PcfArray } from './pcf.js';
  * document gets the same answer from the stream reader as from `pcfSetFrom`.
  *
  * @param ts times as read, `n` of them; `vs` the values beside them.
- * @param times receives the times in time order, stored in its own precision (float32 rounding
- *   happens before the order and zero checks, as in `writeBreakpoints`); `values` likewise.
+ * @param times receives the times in time order from index `at`, stored in its own precision
+ *   (float32 rounding happens before the order and zero checks, as in `writeBreakpoints`);
+ *   `values` likewise.
  * @throws PcfError naming PCF `index` and the breakpoint, numbered as in the input.
  */
-export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: number, index: number, times: PcfArray, values: PcfArray): void {
+export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: number, index: number, times: PcfArray, values: PcfArray, at: number): void {
   if (n === 0) throw new PcfError(index, 'has no breakpoints; a PCF starts with a breakpoint at time 0');
   const f32 = times instanceof Float32Array;
   let sorted = true;
@@ -29,27 +30,26 @@ export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: numb
     }
     if (!(t > prev)) sorted = false;
     prev = t;
-    times[k] = t;
-    values[k] = v;
+    times[at + k] = t;
+    values[at + k] = v;
   }
   let order: number[] | undefined;
   if (!sorted) {
     order = Array.from({ length: n }, (_, k) => k).sort((x, y) => ts[x]! + 0 - (ts[y]! + 0));
     for (let k = 0; k < n; k++) {
-      times[k] = ts[order[k]!]! + 0;
-      values[k] = vs[order[k]!]!;
+      times[at + k] = ts[order[k]!]! + 0;
+      values[at + k] = vs[order[k]!]!;
     }
   }
-  const orig = (k: number): number => (order === undefined ? k : order[k]!);
-  if (times[0] !== 0) {
-    throw new PcfError(index, `the first breakpoint must be at time 0, but the earliest is breakpoint ${orig(0)} at time ${times[0]}`);
+  if (times[at] !== 0) {
+    throw new PcfError(index, `the first breakpoint must be at time 0, but the earliest is breakpoint ${order === undefined ? 0 : order[0]} at time ${times[at]}`);
   }
   for (let k = 1; k < n; k++) {
-    if (times[k]! <= times[k - 1]!) {
-      const a = orig(k - 1);
-      const b = orig(k);
+    if (times[at + k]! <= times[at + k - 1]!) {
+      const a = order === undefined ? k - 1 : order[k - 1]!;
+      const b = order === undefined ? k : order[k]!;
       const inF32 = f32 && ts[a] !== ts[b];
-      throw new PcfError(index, `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${times[k]})${inF32 ? ' in float32' : ''}`);
+      throw new PcfError(index, `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${times[at + k]})${inF32 ? ' in float32' : ''}`);
     }
   }
 }

@@ -72,6 +72,34 @@ export class GrowableColumn {
     this.#view = new CONSTRUCTORS[this.#type](buffer);
   }
 
+  /**
+   * Makes room for `count` more elements in the current segment, to be written into {@link view}
+   * from {@link used} on and then {@link commit}ted: no copy through a staging array.
+   *
+   * @returns false when the current segment cannot hold them (use {@link append} instead).
+   */
+  reserve(count: number): boolean {
+    if (this.#used + count <= this.#view.length) return true;
+    if ((this.#used + count) * CONSTRUCTORS[this.#type].BYTES_PER_ELEMENT > SEGMENT_BYTES) return false;
+    this.#grow(count);
+    return true;
+  }
+
+  /** The current segment; valid until the next call that grows the column. */
+  get view(): ColumnArray {
+    return this.#view;
+  }
+
+  /** Elements written into the current segment. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Counts `count` elements written into {@link view} after {@link reserve}. */
+  commit(count: number): void {
+    this.#used += count;
+  }
+
   /** Appends one number. */
   push(value: number): void {
     if (this.#used === this.#view.length) this.#grow(1);
