@@ -72,6 +72,9 @@ describe('regions and boxes refuse what is not an index set', () => {
     ['contains(box, a fractional point)', () => contains(B1, [1.5] as never), new GeometryError('contains: point b[0] must be a non-negative integer, got 1.5')],
     ['formatRegion(box)', () => formatRegion(B1 as never), new GeometryError('formatRegion: r must be a region (from region() or regionOf()), got a box; for a box, subrange or chunk pass regionOf(x)')],
     ['new CoherenceTable(null)', () => new CoherenceTable(null as never), new GeometryError('CoherenceTable bufferRange must be an array of 1 to 3 coordinates, got null')],
+    ['CoherenceTable.holders(null)', () => new CoherenceTable(R1).holders(null as never), new GeometryError(`CoherenceTable.holders: region ${SET}, got null`)],
+    ["CoherenceTable.copiesFor('gpu', box)", () => new CoherenceTable(R1).copiesFor('gpu' as never, B1), new OptionError("CoherenceTable.copiesFor space (a memory space id) must be an integer in [0, 9007199254740991], got 'gpu'")],
+    ['CoherenceTable.applyCopies(null)', () => new CoherenceTable(R1).applyCopies(null as never), new OptionError('CoherenceTable.applyCopies: copies must be an array of copies (from copiesFor), got null')],
   ]);
 });
 

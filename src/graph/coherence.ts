@@ -2,8 +2,8 @@ import { boxOfRange } from '../core/box.js';
 import { checkCoords, type Dims } from '../core/dims.js';
 import { OptionError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
-import { emptyRegion, formatRegion, region as makeRegion, union, type IndexSet, type Region } from '../core/region.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { checkIndexSet, emptyRegion, formatRegion, region as makeRegion, union, type IndexSet, type Region } from '../core/region.js';
+import { checkInteger, checkOneOf, describe } from '../core/validate.js';
 import { RegionMap, type RegionEntry } from './regionMap.js';
 
 declare const memorySpaceBrand: unique symbol;
@@ -89,11 +89,13 @@ export class CoherenceTable<D extends Dims = Dims> {
 
   /** The holders of each part of `region` (parts never written have no holder). */
   holders(region: IndexSet<D>): RegionEntry<D, Holders>[] {
+    checkIndexSet('CoherenceTable.holders', 'region', region);
     return this.#map.query(region);
   }
 
   /** The part of `region` no space holds: it was never written. */
   unwritten(region: IndexSet<D>): Region<D> {
+    checkIndexSet('CoherenceTable.unwritten', 'region', region);
     const parts = this.#map.query(region).filter((e) => e.value.length === 0);
     return makeRegion(this.bufferRange.length as D, parts.map((e) => e.region));
   }
@@ -103,6 +105,8 @@ export class CoherenceTable<D extends Dims = Dims> {
    * source space, ordered by source id. Does not change the table; see {@link applyCopies}.
    */
   copiesFor(space: MemorySpaceId, region: IndexSet<D>): Copy<D>[] {
+    checkInteger('CoherenceTable.copiesFor space (a memory space id)', space, 0, Number.MAX_SAFE_INTEGER);
+    checkIndexSet('CoherenceTable.copiesFor', 'region', region);
     const bySource = new Map<MemorySpaceId, Region<D>>();
     for (const { region: part, value } of this.#map.query(region)) {
       if (value.length === 0 || value.includes(space)) continue;
@@ -114,11 +118,14 @@ export class CoherenceTable<D extends Dims = Dims> {
 
   /** Records that these copies ran: each target now holds the newest copy of its region too. */
   applyCopies(copies: readonly Copy<D>[]): void {
+    if (!Array.isArray(copies)) throw new OptionError(`CoherenceTable.applyCopies: copies must be an array of copies (from copiesFor), got ${describe(copies)}`);
     for (const c of copies) this.#map.update(c.region, (h) => (h.length === 0 || h.includes(c.to) ? h : [...h, c.to].sort((a, b) => a - b)));
   }
 
   /** Records a write in `space`: it alone holds the newest copy of `region` now. */
   written(space: MemorySpaceId, region: IndexSet<D>): void {
+    checkInteger('CoherenceTable.written space (a memory space id)', space, 0, Number.MAX_SAFE_INTEGER);
+    checkIndexSet('CoherenceTable.written', 'region', region);
     this.#map.assign(region, [space]);
   }
 
