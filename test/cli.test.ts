@@ -115,10 +115,10 @@ describe('pxl random-pcfs', () => {
     expect(Array.from(read.values)).toEqual(Array.from(expected.values));
   });
 
-  it('refuses a non-JSON output and a bad count with exit code 2', async () => {
+  it('refuses an output that is neither .json nor .npz and a bad count with exit code 2', async () => {
     const ext = await pxl(['random-pcfs', '--n', '2', '--points', '2', '-o', at('r.npy')]);
     expect(ext.code).toBe(2);
-    expect(ext.stderr).toBe(`pxl: cannot write ${at('r.npy')}: the output format is chosen by the file extension, which must be .json (got extension '.npy')\n`);
+    expect(ext.stderr).toBe(`pxl: cannot write ${at('r.npy')}: the output format is chosen by the file extension, which must be .json or .npz (got extension '.npy')\n`);
     const n = await pxl(['random-pcfs', '--n', '-3', '--points', '2', '-o', at('r.json')]);
     expect(n.code).toBe(2);
     expect(n.stderr).toBe("pxl: option '--n <n>' argument '-3' is invalid. expected an integer >= 0.\n(add --help for usage)\n");

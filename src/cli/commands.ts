@@ -10,13 +10,13 @@ import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
 import { checkMemory } from '../blocks/capacityCheck.js';
 import { OutOfMemoryError } from '../core/errors.js';
-import { readPcfFile } from '../pcf/io.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import { MAX_SET_BREAKPOINTS, type PcfSet } from '../pcf/pcfSet.js';
 import { randomPcfs } from '../pcf/random.js';
 import { checkWritable } from './atomicFile.js';
+import { pcfFileFormat, readPcfInput, writePcfOutput } from './pcfFiles.js';
 import { MATRIX_LAYOUTS, type MatrixLayout, scipyCondensed, squareLayout } from './layouts.js';
-import { type OutputArray, type OutputFormat, outputFormatOf, writeArray, writePcfsJson } from './output.js';
+import { type OutputArray, type OutputFormat, outputFormatOf, writeArray } from './output.js';
 import { parseSize } from './memorySize.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { type CliIo, UsageError } from './terminal.js';
@@ -133,7 +133,7 @@ interface PdistOptions extends CommonOptions {
 
 async function pdistCommand(env: CommandEnv, input: string, options: PdistOptions): Promise<void> {
   const format = await prepareOutput(options.output, [input]);
-  const set = await readPcfFile(input, { dtype: options.dtype });
+  const set = await readPcfInput(input, options.dtype);
   const n = set.count;
   await runPairwise(env, options, format, {
     command: 'pdist',
@@ -155,7 +155,7 @@ async function l2KernelCommand(env: CommandEnv, input: string, options: L2Kernel
     throw new UsageError('l2-kernel writes only --layout square: scipy\'s condensed form drops the diagonal, which a kernel matrix needs');
   }
   const format = await prepareOutput(options.output, [input]);
-  const set = await readPcfFile(input, { dtype: options.dtype });
+  const set = await readPcfInput(input, options.dtype);
   const n = set.count;
   await runPairwise(env, options, format, {
     command: 'l2-kernel',
@@ -178,8 +178,8 @@ async function cdistCommand(env: CommandEnv, x: string, y: string, options: Cdis
     throw new UsageError('--p is the exponent of --op distance; it cannot be combined with --op l2-inner');
   }
   const format = await prepareOutput(options.output, [x, y]);
-  const xs = await readPcfFile(x, { dtype: options.dtype });
-  const ys: PcfSet = resolve(x) === resolve(y) ? xs : await readPcfFile(y, { dtype: options.dtype });
+  const xs = await readPcfInput(x, options.dtype);
+  const ys: PcfSet = resolve(x) === resolve(y) ? xs : await readPcfInput(y, options.dtype);
   // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
   const op = options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p };
   await runPairwise(env, options, format, {
@@ -211,9 +211,10 @@ async function randomPcfsCommand(env: CommandEnv, options: RandomOptions): Promi
   if (bytes > totalmem()) {
     throw new OutOfMemoryError(bytes, totalmem(), `--n ${options.n} --points ${options.points} need ${bytes} bytes of memory, more than this machine's ${totalmem()}; lower --n or --points`);
   }
-  await prepareOutput(options.output, [], ['json']);
+  pcfFileFormat(options.output, 'write');
+  await checkWritable(options.output);
   const set = randomPcfs({ n: options.n, points: options.points, seed: options.seed, dtype: 'float64' });
-  await writePcfsJson(options.output, set, env.signal);
+  await writePcfOutput(options.output, set, env.signal);
   if (options.quiet !== true) {
     env.io.stderr.write(`random-pcfs: ${plural(set.count, 'PCF')} of ${plural(options.points, 'breakpoint')} (seed ${options.seed}) -> ${options.output}\n`);
   }
@@ -223,7 +224,7 @@ async function randomPcfsCommand(env: CommandEnv, options: RandomOptions): Promi
 export function addCommands(program: Command, env: CommandEnv): void {
   program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
-    .argument('<input>', 'JSON file of PCFs: an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs')
+    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values)')
     .addOption(outputOption())
     .addOption(pOption())
     .addOption(dtypeOption())
@@ -235,8 +236,8 @@ export function addCommands(program: Command, env: CommandEnv): void {
 
   program.command('cdist')
     .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
-    .argument('<x>', 'JSON file of PCFs (nested arrays of PCFs give X a multi-dimensional shape)')
-    .argument('<y>', 'JSON file of PCFs, as X')
+    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape)')
+    .argument('<y>', 'PCF file, as X')
     .addOption(outputOption())
     .addOption(pOption())
     .addOption(new Option('--op <op>', 'distance: the Lp distance; l2-inner: the L2 inner product').choices(['distance', 'l2-inner']).default('distance'))
@@ -248,7 +249,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
 
   program.command('l2-kernel')
     .description('L2 inner products of every pair of PCFs in INPUT, diagonal included: a symmetric kernel matrix')
-    .argument('<input>', 'JSON file of PCFs, as for pdist')
+    .argument('<input>', 'PCF file, .json or .npz, as for pdist')
     .addOption(outputOption())
     .addOption(dtypeOption())
     .addOption(new Option('--layout <layout>', 'square: the full n x n matrix (condensed is refused: scipy\'s condensed form has no diagonal)').choices(MATRIX_LAYOUTS).default('square'))
@@ -262,7 +263,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .requiredOption('--n <n>', `number of PCFs (n × points at most ${MAX_SET_BREAKPOINTS}, the most breakpoints a PCF set holds)`, integerParser(0))
     .requiredOption('--points <m>', 'breakpoints per PCF', integerParser(1))
     .addOption(new Option('--seed <s>', 'generator seed; the same seed gives the same PCFs everywhere').default(0).argParser(integerParser(0)))
-    .addOption(new Option('-o, --output <file>', 'JSON file to write, as {"pcfs": [...]}').makeOptionMandatory())
+    .addOption(new Option('-o, --output <file>', 'file to write: .json as {"pcfs": [...]}, or .npz as np.savez writes offsets, times, values').makeOptionMandatory())
     .addOption(quietOption())
     .action((options: RandomOptions) => randomPcfsCommand(env, options));
 }
