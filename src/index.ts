@@ -53,6 +53,8 @@ export { pcfSetFrom, pcfSetFromNested, pcfAt, MAX_SET_BREAKPOINTS } from './pcf/
 export type { PcfSet, PcfLike, PcfData, PcfSetOptions } from './pcf/pcfSet.js';
 export { lpDistance, lpNorm, l2InnerProduct } from './pcf/distance.js';
 export { parsePcfJson, readPcfFile } from './pcf/io.js';
+export { readPcfNpz, type ReadPcfNpzOptions } from './pcf/npz.js';
+export { writePcfNpz } from './pcf/npzWriter.js';
 export type { ParsePcfOptions } from './pcf/io.js';
 export { encodeNpy, decodeNpy } from './pcf/npy.js';
 export type { NpyArray, NpyData } from './pcf/npy.js';
