@@ -76,71 +76,88 @@ function skipped(block: BlockInfo, i: number, j: number, v: number, rule: string
  * @throws {LogicError} when the block leaves a non-zero where the layout keeps nothing.
  */
 export function* stageBlock(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): Generator<void, void, void> {
-  const { rowFirst, rowCount, colFirst, colCount } = block;
-  const n = layout.nCols;
+  const { rowCount, colCount } = block;
   const rowsPerStep = Math.max(1, Math.floor(STAGE_STEP_ELEMENTS / Math.max(1, colCount)));
   const colsPerStep = Math.max(1, Math.floor(STAGE_STEP_ELEMENTS / Math.max(1, rowCount)));
-
+  // The loops live in plain functions: V8 optimizes those while they run (on-stack replacement),
+  // but not a generator's own loops, which would stay interpreted for a block's first pass.
   if (layout.kind === 'dense' || (layout.kind === 'square' && !isDiagonal(block))) {
-    // Rows go as they are: one run per block row (one run for the block when it spans every column).
     for (let r = 0; r < rowCount; r += rowsPerStep) {
-      const end = Math.min(rowCount, r + rowsPerStep);
-      staging.set(buf.subarray(r * colCount, end * colCount), r * colCount);
-      for (let k = r; k < end; k++) push(runs, (rowFirst + k) * n + colFirst, k * colCount, colCount);
+      copyRows(layout, block, buf, staging, runs, r, Math.min(rowCount, r + rowsPerStep));
       yield;
     }
   }
-
   if (layout.kind === 'square' && !isDiagonal(block)) {
-    // The mirror: block column c is file row colFirst + c, from column rowFirst on.
-    const base = rowCount * colCount;
     for (let c = 0; c < colCount; c += colsPerStep) {
-      const end = Math.min(colCount, c + colsPerStep);
-      for (let k = c; k < end; k++) {
-        const from = base + k * rowCount;
-        for (let r = 0; r < rowCount; r++) staging[from + r] = buf[r * colCount + k] as number;
-        push(runs, (colFirst + k) * n + rowFirst, from, rowCount);
-      }
+      copyMirror(layout, block, buf, staging, runs, c, Math.min(colCount, c + colsPerStep));
       yield;
     }
   }
-
   if (layout.kind === 'square' && isDiagonal(block)) {
-    // A band against itself: the symmetric square sub-matrix, built from its lower triangle.
     for (let r = 0; r < rowCount; r += rowsPerStep) {
-      const end = Math.min(rowCount, r + rowsPerStep);
-      for (let k = r; k < end; k++) {
-        const row = k * colCount;
-        for (let c = 0; c <= k; c++) staging[row + c] = buf[row + c] as number;
-        for (let c = k + 1; c < colCount; c++) {
-          const v = buf[row + c] as number;
-          if (v !== 0) throw skipped(block, rowFirst + k, colFirst + c, v, 'a square result takes only entries with i >= j from a block, so the kernel must leave the upper triangle at 0');
-          staging[row + c] = buf[c * colCount + k] as number;
-        }
-        push(runs, (rowFirst + k) * n + colFirst, row, colCount);
-      }
+      copySymmetricRows(layout, block, buf, staging, runs, r, Math.min(rowCount, r + rowsPerStep));
       yield;
     }
   }
-
   if (layout.kind === 'condensed') {
-    // Block column j holds (i, j), i > j: scipy's (j, i), consecutive along i from condensedIndex(n, j, i).
     let from = 0;
     for (let c = 0; c < colCount; c += colsPerStep) {
-      const end = Math.min(colCount, c + colsPerStep);
-      for (let k = c; k < end; k++) {
-        const j = colFirst + k;
-        const r0 = Math.max(j + 1 - rowFirst, 0);
-        for (let r = 0; r < Math.min(r0, rowCount); r++) {
-          const v = buf[r * colCount + k] as number;
-          if (v !== 0) throw skipped(block, rowFirst + r, j, v, 'a condensed result keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0');
-        }
-        if (r0 >= rowCount) continue;
-        for (let r = r0; r < rowCount; r++) staging[from + r - r0] = buf[r * colCount + k] as number;
-        push(runs, condensedIndex(n, j, rowFirst + r0), from, rowCount - r0);
-        from += rowCount - r0;
-      }
+      from = copyCondensed(layout, block, buf, staging, runs, c, Math.min(colCount, c + colsPerStep), from);
       yield;
     }
   }
+}
+
+/** Block rows [r0, r1) as they are: one run per row (one run for the block when it spans every column). */
+function copyRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], r0: number, r1: number): void {
+  const { rowFirst, colFirst, colCount } = block;
+  staging.set(buf.subarray(r0 * colCount, r1 * colCount), r0 * colCount);
+  for (let k = r0; k < r1; k++) push(runs, (rowFirst + k) * layout.nCols + colFirst, k * colCount, colCount);
+}
+
+/** The mirror of block columns [c0, c1): block column c is file row colFirst + c, from column rowFirst on. */
+function copyMirror(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], c0: number, c1: number): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  const base = rowCount * colCount;
+  for (let k = c0; k < c1; k++) {
+    const from = base + k * rowCount;
+    for (let r = 0; r < rowCount; r++) staging[from + r] = buf[r * colCount + k] as number;
+    push(runs, (colFirst + k) * layout.nCols + rowFirst, from, rowCount);
+  }
+}
+
+/** Rows [r0, r1) of a band against itself: the symmetric square sub-matrix, built from its lower triangle. */
+function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], r0: number, r1: number): void {
+  const { rowFirst, colFirst, colCount } = block;
+  for (let k = r0; k < r1; k++) {
+    const row = k * colCount;
+    for (let c = 0; c <= k; c++) staging[row + c] = buf[row + c] as number;
+    for (let c = k + 1; c < colCount; c++) {
+      const v = buf[row + c] as number;
+      if (v !== 0) throw skipped(block, rowFirst + k, colFirst + c, v, 'a square result takes only entries with i >= j from a block, so the kernel must leave the upper triangle at 0');
+      staging[row + c] = buf[c * colCount + k] as number;
+    }
+    push(runs, (rowFirst + k) * layout.nCols + colFirst, row, colCount);
+  }
+}
+
+/**
+ * Block columns [c0, c1) into scipy's order: column j holds (i, j), i > j, which is scipy's (j, i),
+ * consecutive along i from condensedIndex(n, j, i). Returns where the next column goes in `staging`.
+ */
+function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], c0: number, c1: number, from: number): number {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  for (let k = c0; k < c1; k++) {
+    const j = colFirst + k;
+    const first = Math.max(j + 1 - rowFirst, 0);
+    for (let r = 0; r < Math.min(first, rowCount); r++) {
+      const v = buf[r * colCount + k] as number;
+      if (v !== 0) throw skipped(block, rowFirst + r, j, v, 'a condensed result keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0');
+    }
+    if (first >= rowCount) continue;
+    for (let r = first; r < rowCount; r++) staging[from + r - first] = buf[r * colCount + k] as number;
+    push(runs, condensedIndex(layout.nCols, j, rowFirst + first), from, rowCount - first);
+    from += rowCount - first;
+  }
+  return from;
 }

@@ -55,12 +55,12 @@ function ways(waysOut: readonly WayOut[]): string {
 
 /**
  * Refuses a result file that the disk cannot hold: `needed` more bytes than the file system of
- * `target` has free.
+ * `directory` (where `target` goes) has free.
  *
  * @param what the result in words, e.g. `'the square float64 result of pdist on 50000 PCFs'`.
  * @param waysOut smaller alternatives to offer.
  * @throws (rejects) InputFormatError naming `target`, the size needed, the space free and the ways out.
- * @example await checkDiskSpace('out.npy', layout.bytes, 'the result', [{ how: '--dtype float32', bytes: layout.bytes / 2 }]);
+ * @example await checkDiskSpace('/data/d.npy', '/data', layout.bytes, 'the result', [{ how: '--dtype float32', bytes: layout.bytes / 2 }]);
  */
 export async function checkDiskSpace(target: string, directory: string, needed: number, what: string, waysOut: readonly WayOut[]): Promise<void> {
   const free = await capacityProbe.freeDiskBytes(directory);

@@ -320,7 +320,8 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     const memoryCap = Math.max(1, Math.floor((options.memory ?? DEFAULT_MEMORY) / 2 / (slots.length * 2 * bytes)));
     budgets.push(memoryCap);
     // A file takes one write per block row (twice for a square one): larger blocks, fewer writes.
-    const fileSide = sink === undefined ? 0 : Math.min(FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)));
+    // Not so large, though, that fewer than about 4 bands per device are left to balance the load.
+    const fileSide = sink === undefined ? 0 : Math.min(FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)), Math.floor(Math.max(rows.count, cols.count) / (4 * slots.length)));
     // A resumed file must be cut into the blocks its journal counts: the same side, whatever the budget is now.
     const side = sink?.resumed?.header.blockSide;
     const scheduler = new BlockScheduler({

@@ -1,0 +1,101 @@
+// pdist at scale, to an .npy file: for N = 5,000, 10,000 and 20,000 PCFs of 20 breakpoints (and
+// 40,000 with --big), the square float64 result streamed to disk against the same computation held
+// in memory, with the disk's own sequential write speed measured in the same run as the baseline.
+// Each run is its own child process, so peak RSS is that run's alone. Prints JSON.
+//
+//   npm run bench:scale                 # 5k, 10k, 20k
+//   npm run bench:scale -- --big        # adds 40k (a 12.8 GB file)
+//   node bench/scale.mjs --sizes 2000,4000 --dir /mnt/fast
+import { spawnSync } from 'node:child_process';
+import { openSync, writeSync, fdatasyncSync, closeSync, rmSync, mkdtempSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const POINTS = 20;
+const arg = (name) => {
+  const k = process.argv.indexOf(name);
+  return k < 0 ? undefined : process.argv[k + 1];
+};
+
+if (process.argv[2] === '--child') {
+  // One measured run: node bench/scale.mjs --child <memory|file> <n> <path>
+  const [, , , mode, nText, path] = process.argv;
+  const { pdist, randomPcfs, destroyDefaultContext } = await import('../dist/index.js');
+  const X = randomPcfs({ n: Number(nText), points: POINTS, seed: 1 });
+  await pdist(X.count > 500 ? randomPcfs({ n: 500, points: POINTS, seed: 2 }) : X); // warm-up: workers, kernels
+  const rssBefore = process.memoryUsage.rss();
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const started = performance.now();
+  if (mode === 'file') await pdist(X, { out: path });
+  else await pdist(X);
+  const seconds = (performance.now() - started) / 1000;
+  delay.disable();
+  await destroyDefaultContext();
+  process.stdout.write(JSON.stringify({
+    seconds,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    rssBeforeMiB: rssBefore / 2 ** 20,
+    maxEventLoopStallMs: delay.max / 1e6,
+  }));
+  process.exit(0);
+}
+
+const sizes = (arg('--sizes') ?? (process.argv.includes('--big') ? '5000,10000,20000,40000' : '5000,10000,20000')).split(',').map(Number);
+const dir = mkdtempSync(join(arg('--dir') ?? tmpdir(), 'pxl-scale-'));
+
+/** Sequential write speed of the disk under `dir`: `bytes` in 8 MiB writes, then fdatasync. */
+function diskWriteMBps(bytes) {
+  const path = join(dir, 'disk-speed.bin');
+  const chunk = new Uint8Array(8 << 20).fill(1);
+  const fd = openSync(path, 'w');
+  const started = performance.now();
+  for (let done = 0; done < bytes; done += chunk.length) writeSync(fd, chunk);
+  fdatasyncSync(fd);
+  const seconds = (performance.now() - started) / 1000;
+  closeSync(fd);
+  rmSync(path);
+  return bytes / seconds / 1e6;
+}
+
+function child(mode, n) {
+  const path = join(dir, `d${n}.npy`);
+  const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--child', mode, String(n), path], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`the ${mode} run of N = ${n} failed: ${r.stderr}`);
+  rmSync(path, { force: true });
+  return JSON.parse(r.stdout);
+}
+
+const runs = [];
+try {
+  for (const n of sizes) {
+    const pairs = (n * (n - 1)) / 2;
+    const fileBytes = 128 + n * n * 8;
+    const memory = child('memory', n);
+    const file = child('file', n);
+    // The baseline: writing as many bytes as the result (at most 4 GB) straight to the same disk.
+    const diskMBps = diskWriteMBps(Math.min(fileBytes, 4e9));
+    const diskSeconds = fileBytes / 1e6 / diskMBps;
+    const goalSeconds = Math.max(1.3 * memory.seconds, 1.1 * diskSeconds);
+    runs.push({
+      n,
+      pairs,
+      fileBytes,
+      memorySeconds: +memory.seconds.toFixed(3),
+      fileSeconds: +file.seconds.toFixed(3),
+      pairsPerSecond: Math.round(pairs / file.seconds),
+      wallOverMemory: +(file.seconds / memory.seconds).toFixed(3),
+      diskMBps: +diskMBps.toFixed(1),
+      diskSeconds: +diskSeconds.toFixed(3),
+      withinGoal: file.seconds <= goalSeconds,
+      peakRssMiB: { file: Math.round(file.peakRssMiB), memory: Math.round(memory.peakRssMiB) },
+      // The same computation held in memory, as the baseline of the stall: what the file adds is the difference.
+      maxEventLoopStallMs: { file: +file.maxEventLoopStallMs.toFixed(1), memory: +memory.maxEventLoopStallMs.toFixed(1) },
+    });
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+const growth = runs.slice(1).map((r, k) => ({ from: runs[k].n, to: r.n, fileSecondsRatio: +(r.fileSeconds / runs[k].fileSeconds).toFixed(2) }));
+console.log(JSON.stringify({ bench: 'scale', points: POINTS, cpus: cpus().length, layout: 'square', dtype: 'float64', runs, growthPerDoubling: growth }, null, 2));
