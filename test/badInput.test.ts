@@ -207,6 +207,11 @@ describe('command buffers, dispatch, fences and command queues refuse bad input 
     await expect((new Fence().wait as (ms: number) => Promise<void>)(5)).rejects.toThrow(new OptionError('Fence.wait takes no arguments, got 1; to wait at most timeoutMs milliseconds, call tryWait(timeoutMs)'));
   });
 
+  it('a blocking read with an unknown option rejects instead of throwing', async () => {
+    const read = new CommandQueue(ctx).enqueueRead(ctx.memAlloc(MEM), 0, new Uint8Array(4), { blocking: true, block: true } as never);
+    await expect(read).rejects.toThrow(new OptionError("enqueueRead options has no option 'block'; did you mean 'blocking'? Valid options: 'blocking'"));
+  });
+
   it('a refused dispatch leaves the buffer undispatched, and a refused enqueue records nothing', async () => {
     const cb = finalized();
     expect(() => dispatch(cb, { callback: 'log' } as never)).toThrow(OptionError);

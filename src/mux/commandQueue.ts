@@ -140,9 +140,9 @@ export class CommandQueue {
    * Enqueues a read of `dst.byteLength` bytes at `src` + `offset` into host memory `dst`.
    * Non-blocking (the default): returns the queue; `dst` is written when the read runs, so read it
    * after `finish()`. Blocking: flushes and returns a promise resolved once `dst` holds the data.
-   * @throws ArgumentError for a bad region; StateError when the queue has failed; OptionError
-   *   (thrown, also for a blocking read) for options that are not an object, an unknown option, or
-   *   a `blocking` that is not true or false. A blocking read
+   * @throws ArgumentError for a bad region; StateError when the queue has failed; OptionError for
+   *   options that are not an object, an unknown option, or a `blocking` that is not true or false
+   *   (a rejection when `blocking: true` was given). A blocking read
    *   rejects instead of throwing, and also rejects with the queue's CommandBufferError when this
    *   or an earlier command fails.
    */
@@ -150,9 +150,16 @@ export class CommandQueue {
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options?: EnqueueReadOptions & { readonly blocking?: false }): this;
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, options?: EnqueueReadOptions): this | Promise<void>;
   enqueueRead(src: DevicePtr, offset: number, dst: ArrayBufferView, readOptions?: EnqueueReadOptions): this | Promise<void> {
-    // Checked before anything, and thrown: with bad options it is not known whether the call blocks.
-    const options = checkOptionsObject('enqueueRead options', readOptions, READ_OPTIONS);
-    if (options.blocking !== undefined) checkBoolean('blocking', options.blocking);
+    let options: EnqueueReadOptions;
+    try {
+      options = checkOptionsObject('enqueueRead options', readOptions, READ_OPTIONS);
+      if (options.blocking !== undefined) checkBoolean('blocking', options.blocking);
+    } catch (error) {
+      // A caller that asked to block awaits a promise: it gets a rejection. Otherwise it cannot be
+      // known whether the call was to block, and the error is thrown.
+      if ((readOptions as EnqueueReadOptions | null | undefined)?.blocking === true) return Promise.reject(error);
+      throw error;
+    }
     if (options.blocking !== true) return this.#record('enqueueRead', (cb) => cb.read(src, offset, dst));
     try {
       this.#record('enqueueRead', (cb) => cb.read(src, offset, dst));
