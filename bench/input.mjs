@@ -1,0 +1,123 @@
+// Input benchmark: loading PCF files as `pxl random-pcfs` writes them (20 breakpoints per PCF,
+// numbers printed with up to 17 digits), each load in its own process so its peak RSS is its own.
+//   - whole-string: the reader before streaming (readFile to one string, JSON.parse, pcfSetFrom);
+//     the baseline, at a size it can still handle
+//   - streamparser: the @streamparser/json streaming parser from npm, each PCF then put into
+//     typed arrays as the stream reader does
+//   - scanner: pxl's byte-level scanner (readPcfFile on .json)
+//   - npz: readPcfFile on the same PCFs as .npz (np.savez's layout)
+// "memory" is peak RSS minus the RSS before loading, over the bytes of the resulting typed arrays
+// (times, values, offsets); the goal is at most 2. Prints one JSON document.
+//   npm run build && node bench/input.mjs      (PXL_BENCH_INPUT_MB=64,1024 to pick sizes; the
+//   first size runs every reader, the others the scanner and npz only)
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { printJson, sig } from './lib/stats.mjs';
+
+const POINTS = 20;
+/** Bytes of JSON per PCF of 20 breakpoints, as random-pcfs prints them (measured). */
+const JSON_BYTES_PER_PCF = 790;
+
+async function child(method, path) {
+  const { readPcfFile, pcfSetFromNested } = await import('../dist/index.js');
+  const base = process.memoryUsage().rss;
+  const started = performance.now();
+  let set;
+  if (method === 'whole-string') {
+    const root = JSON.parse(await readFile(path, 'utf8'));
+    set = pcfSetFromNested(root.pcfs);
+  } else if (method === 'streamparser') {
+    const { JSONParser } = await import('@streamparser/json');
+    const { writeBreakpoints } = await import('../dist/pcf/pcf.js');
+    // Columns grow by doubling, as a reader without the final count must.
+    let times = new Float64Array(1 << 16);
+    let values = new Float64Array(1 << 16);
+    const offsets = [0];
+    let used = 0;
+    const parser = new JSONParser({ paths: ['$.pcfs.*'], keepStack: false });
+    parser.onValue = ({ value }) => {
+      if (used + value.length > times.length) {
+        const t = new Float64Array(times.length * 2); t.set(times); times = t;
+        const v = new Float64Array(values.length * 2); v.set(values); values = v;
+      }
+      writeBreakpoints(value, offsets.length - 1, times, values, used);
+      used += value.length;
+      offsets.push(used);
+    };
+    const handle = await open(path, 'r');
+    const buffer = new Uint8Array(1 << 20);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      parser.write(buffer.slice(0, bytesRead));
+    }
+    await handle.close();
+    set = { count: offsets.length - 1, times: times.subarray(0, used), values: values.subarray(0, used), offsets: Uint32Array.from(offsets) };
+  } else {
+    set = await readPcfFile(path);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const dataBytes = set.times.byteLength + set.values.byteLength + set.offsets.byteLength;
+  const peak = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(JSON.stringify({ seconds, count: set.count, dataBytes, peakRss: peak, baseRss: base }));
+}
+
+function measure(method, path) {
+  try {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=16384', new URL(import.meta.url).pathname, '--child', method, path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return JSON.parse(out);
+  } catch (err) {
+    return { error: String(err.stderr ?? err.message).trim().split('\n').filter((l) => /Error/.test(l))[0] ?? 'failed' };
+  }
+}
+
+async function main() {
+  const { randomPcfs, writePcfNpz } = await import('../dist/index.js');
+  const { writePcfsJson } = await import('../dist/cli/output.js');
+  const sizes = (process.env.PXL_BENCH_INPUT_MB ?? '64,1024').split(',').map(Number);
+  const dir = await mkdtemp(join(tmpdir(), 'pxl-bench-input-'));
+  const report = { bench: 'input', date: new Date().toISOString(), node: process.version, points: POINTS, results: [] };
+  try {
+    for (const [k, mb] of sizes.entries()) {
+      const n = Math.round((mb * 2 ** 20) / JSON_BYTES_PER_PCF);
+      const set = randomPcfs({ n, points: POINTS, seed: 1 });
+      const json = join(dir, `in-${mb}.json`);
+      const npz = join(dir, `in-${mb}.npz`);
+      await writePcfsJson(json, set);
+      const handle = await open(npz, 'w');
+      await writePcfNpz(set, async (chunk) => {
+        await handle.write(chunk);
+      });
+      await handle.close();
+      const jsonBytes = (await stat(json)).size;
+      const npzBytes = (await stat(npz)).size;
+      const methods = k === 0 ? ['whole-string', 'streamparser', 'scanner', 'npz'] : ['scanner', 'npz'];
+      for (const method of methods) {
+        const path = method === 'npz' ? npz : json;
+        const fileBytes = method === 'npz' ? npzBytes : jsonBytes;
+        const r = measure(method, path);
+        report.results.push(r.error !== undefined ? { method, pcfs: n, fileMB: sig(fileBytes / 2 ** 20), error: r.error } : {
+          method,
+          pcfs: r.count,
+          fileMB: sig(fileBytes / 2 ** 20),
+          seconds: sig(r.seconds),
+          fileMBPerSecond: sig(fileBytes / 2 ** 20 / r.seconds),
+          dataMB: sig(r.dataBytes / 2 ** 20),
+          peakRssMB: sig(r.peakRss / 2 ** 20),
+          memoryOverData: sig((r.peakRss - r.baseRss) / r.dataBytes),
+        });
+      }
+      await rm(json);
+      await rm(npz);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  printJson(report);
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3], process.argv[4]);
+else await main();
