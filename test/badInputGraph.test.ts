@@ -21,6 +21,7 @@ import {
   defineRangeMapper,
   dependencyTasks,
   difference,
+  emptyRegion,
   equals,
   formatRegion,
   formatTaskId,
@@ -74,6 +75,8 @@ describe('regions and boxes refuse what is not an index set', () => {
     ['new CoherenceTable(null)', () => new CoherenceTable(null as never), new GeometryError('CoherenceTable bufferRange must be an array of 1 to 3 coordinates, got null')],
     ['CoherenceTable.holders(null)', () => new CoherenceTable(R1).holders(null as never), new GeometryError(`CoherenceTable.holders: region ${SET}, got null`)],
     ["CoherenceTable.copiesFor('gpu', box)", () => new CoherenceTable(R1).copiesFor('gpu' as never, B1), new OptionError("CoherenceTable.copiesFor space (a memory space id) must be an integer in [0, 9007199254740991], got 'gpu'")],
+    ['CoherenceTable.applyCopies([null])', () => new CoherenceTable(R1).applyCopies([null] as never), new GeometryError(`CoherenceTable.applyCopies: the region of copies[0] ${SET}, got undefined`)],
+    ['emptyRegion(4)', () => emptyRegion(4 as never), new GeometryError('emptyRegion dims must be 1, 2 or 3, got 4')],
     ['CoherenceTable.applyCopies(null)', () => new CoherenceTable(R1).applyCopies(null as never), new OptionError('CoherenceTable.applyCopies: copies must be an array of copies (from copiesFor), got null')],
   ]);
 });

@@ -43,6 +43,7 @@ function fromSlabs<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
 
 /** The empty region of a dimensionality (always the same object). */
 export function emptyRegion<D extends Dims>(dims: D): Region<D> {
+  if (dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`emptyRegion dims must be 1, 2 or 3, got ${describe(dims)}`);
   return EMPTY[dims - 1] as Region<D>;
 }
 

@@ -119,6 +119,7 @@ export class CoherenceTable<D extends Dims = Dims> {
   /** Records that these copies ran: each target now holds the newest copy of its region too. */
   applyCopies(copies: readonly Copy<D>[]): void {
     if (!Array.isArray(copies)) throw new OptionError(`CoherenceTable.applyCopies: copies must be an array of copies (from copiesFor), got ${describe(copies)}`);
+    copies.forEach((c: Partial<Copy<D>> | null, i) => checkIndexSet('CoherenceTable.applyCopies', 'the region of copies', c?.region, i));
     for (const c of copies) this.#map.update(c.region, (h) => (h.length === 0 || h.includes(c.to) ? h : [...h, c.to].sort((a, b) => a - b)));
   }
 

@@ -1,4 +1,5 @@
 import { ArgumentError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 
 /**
  * A pointer into device memory returned by `Context.memAlloc`. It is an opaque handle: the bytes
@@ -31,7 +32,7 @@ export class DevicePtr {
   /** A pointer `bytes` further into the same allocation. */
   add(bytes: number): DevicePtr {
     if (!Number.isInteger(bytes) || bytes < 0 || bytes > this.byteLength) {
-      throw new ArgumentError(`cannot offset a device pointer by ${bytes} bytes: it must be an integer in [0, ${this.byteLength}]`);
+      throw new ArgumentError(`cannot offset a device pointer by ${describe(bytes)} bytes: it must be an integer in [0, ${this.byteLength}]`);
     }
     return new DevicePtr(this.owner, this.buffer, this.allocation, this.byteOffset + bytes);
   }
