@@ -32,6 +32,9 @@ import {
   encodeNpy,
   decodeNpy,
   lpDistance,
+  lpNorm,
+  l2InnerProduct,
+  pcfAt,
   type Context,
   type Job,
 } from '../src/index.js';
@@ -229,6 +232,10 @@ describe('PCF values, files and arrays refuse bad input', () => {
   it.each<[string, () => unknown, Error]>([
     ['Pcf.from(null)', () => Pcf.from(null as never), new PcfError(0, 'expected an array of [t, v] pairs, got null')],
     ['Pcf.from with an unknown option', () => Pcf.from([[0, 1]], { dtyp: 'float32' } as never), new OptionError("Pcf.from options has no option 'dtyp'; did you mean 'dtype'? Valid options: 'dtype', 'index'")],
+    ['lpDistance(null, f)', () => lpDistance(null as never, Pcf.from([[0, 1]])), new ArgumentError('lpDistance: f must be a Pcf (Pcf.from([[t, v], ...]), or pcfAt(set, i)), got null')],
+    ['lpNorm of an array', () => lpNorm([[0, 1]] as never), new ArgumentError('lpNorm: f must be a Pcf (Pcf.from([[t, v], ...]), or pcfAt(set, i)), got an array of length 1')],
+    ['l2InnerProduct(f, 5)', () => l2InnerProduct(Pcf.from([[0, 1]]), 5 as never), new ArgumentError('l2InnerProduct: g must be a Pcf (Pcf.from([[t, v], ...]), or pcfAt(set, i)), got 5')],
+    ['pcfAt(null, 0)', () => pcfAt(null as never, 0), new ArgumentError('pcfAt: set must be a PcfSet (from pcfSetFrom), got null')],
     ['pcfSetFrom(5)', () => pcfSetFrom(5 as never), new ArgumentError('pcfSetFrom: pcfs must be an array of PCFs (each a Pcf or an array of [t, v] pairs), got 5')],
     ['parsePcfJson of bytes', () => parsePcfJson(new Uint8Array(2) as never), new ArgumentError('parsePcfJson: text must be a string of JSON, got a Uint8Array; decode it first (new TextDecoder().decode(bytes)) or use readPcfFile')],
     ['parsePcfJson of [[]]', () => parsePcfJson('[[]]'), new InputFormatError('PCF 0: has no breakpoints; a PCF starts with a breakpoint at time 0')],

@@ -1,4 +1,5 @@
-import { OptionError } from '../core/errors.js';
+import { ArgumentError, OptionError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 import { integratePair, L2_INNER, pcfOp } from './integrate.js';
 import type { PcfOp } from './integrate.js';
 import { lostRange } from './pairKernels.js';
@@ -9,6 +10,10 @@ import type { PcfArray, PcfDtype } from './pcf.js';
  * Distances and inner products of single PCFs, and brute-force reference matrices that tests use
  * to cross-check the fast kernels.
  */
+
+function checkPcf(op: string, name: string, x: unknown): void {
+  if (!(x instanceof Pcf)) throw new ArgumentError(`${op}: ${name} must be a Pcf (Pcf.from([[t, v], ...]), or pcfAt(set, i)), got ${describe(x)}`);
+}
 
 function sameDtype(f: Pcf, g: Pcf): PcfDtype {
   if (f.dtype !== g.dtype) throw new OptionError(`f and g must have the same dtype, got '${f.dtype}' and '${g.dtype}'`);
@@ -39,6 +44,8 @@ function integrate(op: PcfOp, f: Pcf, g: Pcf): number {
  * @example lpDistance(Pcf.from([[0, 6], [3, 0]]), Pcf.from([[0, 2], [1, 4], [2, 0]])) // 12
  */
 export function lpDistance(f: Pcf, g: Pcf, p: number = 1): number {
+  checkPcf('lpDistance', 'f', f);
+  checkPcf('lpDistance', 'g', g);
   return integrate(pcfOp(p), f, g);
 }
 
@@ -51,6 +58,7 @@ export function lpDistance(f: Pcf, g: Pcf, p: number = 1): number {
  * @example lpNorm(Pcf.from([[0, 1]])) // 1.7976931348623157e308
  */
 export function lpNorm(f: Pcf, p: number = 1): number {
+  checkPcf('lpNorm', 'f', f);
   return integrate(pcfOp(p), f, Pcf.from([[0, 0]], { dtype: f.dtype }));
 }
 
@@ -61,6 +69,8 @@ export function lpNorm(f: Pcf, p: number = 1): number {
  * @example l2InnerProduct(Pcf.from([[0, 4], [3, 0]]), Pcf.from([[0, 2], [3, 0]])) // 24
  */
 export function l2InnerProduct(f: Pcf, g: Pcf): number {
+  checkPcf('l2InnerProduct', 'f', f);
+  checkPcf('l2InnerProduct', 'g', g);
   return integrate(L2_INNER, f, g);
 }
 

@@ -177,6 +177,7 @@ export function pcfSize(set: PcfData, index: number): number {
  * @throws OptionError when `index` is not an integer in [0, count - 1].
  */
 export function pcfAt(set: PcfSet, index: number): Pcf {
+  if (!((set as Partial<PcfSet> | null)?.offsets instanceof Uint32Array)) throw new ArgumentError(`pcfAt: set must be a PcfSet (from pcfSetFrom), got ${describe(set)}`);
   if (!Number.isInteger(index) || index < 0 || index >= set.count) {
     throw new OptionError(`index must be an integer in [0, ${set.count - 1}], got ${describe(index)}`);
   }
