@@ -22,7 +22,11 @@
  * - Messages that cannot travel as words (SharedArrayBuffers of new allocations, module URLs) go
  *   over a MessagePort. The host posts them, then increments the global EPOCH. A core compares
  *   EPOCH with the last value it drained before it runs any entry, and drains its port with
- *   `receiveMessageOnPort`, so a launch never sees a buffer its core does not know.
+ *   `receiveMessageOnPort`, so a launch never sees a buffer its core does not know. Ordering
+ *   hazard: the core loads HEAD *before* EPOCH. The host bumps EPOCH before it stores the HEAD of a
+ *   launch that uses the new buffer, so a core that sees that HEAD then sees the bump; loaded the
+ *   other way round, a core could see the old EPOCH, then the new HEAD, and run the launch without
+ *   the buffer ("device buffer N is not allocated").
  *
  * - A launch lives in a slot. The host fills the slot and its core mask (one bit per core that
  *   takes part, in MASK words of 32 cores each), sets REMAINING to the set of mask words that have

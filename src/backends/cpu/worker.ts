@@ -9,6 +9,7 @@ import { asKernel, kernelForm, type KernelDefinition } from '../../mu/kernel.js'
 import { muState } from '../../mu/state.js';
 import { decodeArgs } from './argsCodec.js';
 import { bindKernel, type BatchRunner } from './binding.js';
+import { collectGarbage } from './garbage.js';
 import * as L from './layout.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
 
@@ -24,10 +25,16 @@ const sendOutsideKernel = muState.send;
 
 /**
  * Bound kernels per (Map, argument version), most recently used last; bounded so fresh Maps and
- * argument sets cannot grow it forever. The host reuses a version for bytes it saw recently.
+ * argument sets cannot grow it forever. The host reuses a version for bytes it saw recently. Each
+ * binding holds views of the device buffers it was bound to (`buffers`, by id): when one is freed,
+ * every binding that holds it goes (see drain), so that this core keeps no freed memory alive.
  */
 const BOUND_CACHE = 256;
-const bound = new Map<string, BatchRunner>();
+interface Binding {
+  readonly run: BatchRunner;
+  readonly buffers: readonly number[];
+}
+const bound = new Map<string, Binding>();
 
 function post(msg: CoreToHost): void {
   parentPort!.postMessage(msg);
@@ -61,7 +68,7 @@ async function drain(): Promise<void> {
   for (let m = receiveMessageOnPort(init.port); m !== undefined; m = receiveMessageOnPort(init.port)) {
     const msg = m.message as HostToCore;
     if (msg.type === 'buffer') buffers.set(msg.id, msg.sab);
-    else if (msg.type === 'free') buffers.delete(msg.id);
+    else if (msg.type === 'free') forget(msg.id);
     else if (msg.type === 'trace') setTraceRing(msg.sab, msg.capacity);
     else if (!modules.has(msg.id)) {
       try {
@@ -76,21 +83,37 @@ async function drain(): Promise<void> {
   }
 }
 
+/**
+ * Device memory freed since this core last collected garbage, and how much of it the core may
+ * keep alive at most: its SharedArrayBuffer objects on this thread go only when this thread's
+ * heap is collected (see garbage.ts).
+ */
+let freedSinceCollect = 0;
+const COLLECT_AFTER_FREED = 16 * 1024 * 1024;
+
+/** Drops a freed device buffer and every binding that holds a view of it. */
+function forget(id: number): void {
+  freedSinceCollect += buffers.get(id)?.byteLength ?? 0;
+  buffers.delete(id);
+  for (const [key, binding] of bound) if (binding.buffers.includes(id)) bound.delete(key);
+}
+
 function runnerFor(sb: number, taskCount: number): BatchRunner {
   const key = `${ctl[sb + L.S_MAP_ID]!}/${ctl[sb + L.S_ARGS_VERSION]!}`;
   const hit = bound.get(key);
   if (hit !== undefined) {
     bound.delete(key);
     bound.set(key, hit);
-    return hit;
+    return hit.run;
   }
   const kernel = modules.get(ctl[sb + L.S_MODULE]!)?.[ctl[sb + L.S_KERNEL]!];
   if (kernel === undefined) throw new Error('kernel not loaded on this core');
   const slot = (sb - L.slotBase(init.cores, 0)) / L.SLOT_STRIDE;
   const at = slot * L.ARGS_CAPACITY;
   muState.taskCount = taskCount;
-  const run = bindKernel(kernel, decodeArgs(argBytes.subarray(at, at + ctl[sb + L.S_ARGS_LENGTH]!)), buffers);
-  bound.set(key, run);
+  const args = decodeArgs(argBytes.subarray(at, at + ctl[sb + L.S_ARGS_LENGTH]!));
+  const run = bindKernel(kernel, args, buffers);
+  bound.set(key, { run, buffers: args.flatMap((a) => (a.kind === 'constant' ? [] : [a.buffer])) });
   if (bound.size > BOUND_CACHE) bound.delete(bound.keys().next().value!);
   return run;
 }
@@ -220,13 +243,22 @@ async function main(): Promise<void> {
   for (;;) {
     const bell = Atomics.load(ctl, base + L.C_DOORBELL);
     if (Atomics.load(ctl, L.H_SHUTDOWN) !== 0) break;
+    // HEAD before EPOCH: the host bumps EPOCH for a new buffer before it publishes a launch that
+    // uses it, so a core that sees the launch sees the bump too, and drains before it runs it.
+    const head = Atomics.load(ctl, base + L.C_HEAD);
     if (Atomics.load(ctl, L.H_EPOCH) !== epochSeen) {
       await drain();
       continue;
     }
-    if (Atomics.load(ctl, base + L.C_HEAD) !== tail) {
+    if (head !== tail) {
       runEntry(tail);
       tail++;
+      continue;
+    }
+    // Idle: a collection now delays no launch that is already waiting.
+    if (freedSinceCollect >= COLLECT_AFTER_FREED) {
+      freedSinceCollect = 0;
+      collectGarbage();
       continue;
     }
     Atomics.store(ctl, base + L.C_SLEEPING, 1);
