@@ -138,6 +138,15 @@ describe('queues, buffers and command groups refuse bad input', () => {
     expect(ctx.availableSubCount).toBe(free);
   });
 
+  it('createQueue refuses a Job of another Context', async () => {
+    const other = await createContext({ topology: { coresPerCluster: 1 } });
+    try {
+      expect(() => ctx.createQueue({ job: other.createJob() })).toThrow(new OptionError("job belongs to another Context; create it with this Context's createJob()"));
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it.each<[string, () => unknown, Error]>([
     ['buffer(Float64Array, 4)', () => q.buffer(Float64Array, 4 as never), new GeometryError('buffer shape must be an array of 1 to 3 coordinates, got 4')],
     ['buffer options null', () => q.buffer(Float64Array, [4], null as never), new OptionError('buffer options must be an object of options (or left out), got null')],

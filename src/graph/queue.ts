@@ -1,7 +1,7 @@
 import { boxArea, boxOf, boxOfRange, formatBox, type Box } from '../core/box.js';
 import { checkCoords, type CoordsInput, type Dims, type DimsOf } from '../core/dims.js';
 import { DTYPES, dtypeSize, type DType, type TypedArrayOf } from '../core/dtype.js';
-import { ArgumentError, invariant, KernelNotFoundError, StateError, UnsupportedError } from '../core/errors.js';
+import { ArgumentError, invariant, KernelNotFoundError, OptionError, StateError, UnsupportedError } from '../core/errors.js';
 import { rangeSize, type Range } from '../core/range.js';
 import { describe } from '../core/validate.js';
 import { contains, regionOf } from '../core/region.js';
@@ -93,6 +93,7 @@ export class Queue {
       throw new UnsupportedError('queues run chunk kernels on CPU cores for now; create the Context with the cpu backend');
     }
     const options = resolveQueueOptions(queueOptions);
+    if (options.job !== undefined && options.job.owner !== ctx) throw new OptionError("job belongs to another Context; create it with this Context's createJob()");
     this.#graph = new TaskGraph({
       ...(options.uninitializedReads === undefined ? {} : { uninitializedReads: options.uninitializedReads }),
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
