@@ -15,6 +15,7 @@ import {
   NoSubAvailableError,
   planLaunch,
   Semaphore,
+  StateError,
   writeTrace,
   cdist,
   createContext,
@@ -157,6 +158,17 @@ describe('Context, Job and Map methods refuse bad input before any work', () => 
   ])('%s', (_, call, error) => {
     expect(() => call(ctx)).toThrow(error);
     expect(() => call(ctx)).toThrow(error.constructor as new () => Error);
+  });
+
+  it('destroyJob refuses a Job of another Context and leaves it running', async () => {
+    const other = await createContext({ topology: { coresPerCluster: 1 } });
+    try {
+      const foreign = other.createJob();
+      expect(() => ctx.destroyJob(foreign)).toThrow(new StateError("destroyJob: the Job belongs to another Context; destroy it with that Context's destroyJob()"));
+      expect(foreign.subCount).toBe(1);
+    } finally {
+      await other.destroy();
+    }
   });
 
   const TRACE = join(tmpdir(), 'pxl-badInput-trace.json');

@@ -226,6 +226,7 @@ export class Context {
   destroyJob(job: Job): void {
     this.#alive();
     if (!(job instanceof Job)) throw new ArgumentError(`destroyJob: job must be a Job from ctx.createJob(), got ${describe(job)}`);
+    if (job.owner !== this) throw new StateError("destroyJob: the Job belongs to another Context; destroy it with that Context's destroyJob()");
     if (!this.#jobs.delete(job)) throw new StateError('destroyJob: the Job is not a live Job of this Context');
     job.release();
   }
