@@ -10,6 +10,12 @@ export interface MuState {
   taskCount: number;
   send: (value: unknown) => void;
   /**
+   * @internal The launch whose batches the core is running, different for consecutive launches.
+   * Cores keep a binding while a Map's arguments repeat, but the arrays may hold new data by the
+   * next launch: a kernel that keeps a copy of array contents between batches keys it by this.
+   */
+  launch: number;
+  /**
    * The work-group being run, while a group kernel runs on this core; undefined otherwise. Set and
    * cleared by the core's group runner (backends/cpu/groupRunner.ts), which runs on the same thread
    * as the kernel, so no synchronisation is needed.
@@ -57,6 +63,7 @@ export const muState: MuState = ((globalThis as Record<symbol, unknown>)[KEY] ??
   taskIdx: 0,
   taskCount: 0,
   send: outsideKernel,
+  launch: 0,
   group: undefined,
 }) as MuState;
 

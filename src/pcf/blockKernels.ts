@@ -9,20 +9,14 @@
  */
 import type { TriangleSkipMode } from '../blocks/index.js';
 import { defineKernel, type NDView } from '../mu/index.js';
+import { muState } from '../mu/state.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import { lostRange } from './pairKernels.js';
-import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfData } from './pcfSet.js';
 import { WasmRows, wasmRowsAvailable, type WasmRowOp } from './wasm/wasmRows.js';
 
-/**
- * Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. `columns` is
- * the column set's upload ({@link DevicePcfSet.upload}): cores reuse a binding while a Map's
- * arguments repeat, and the columns loaded into the wasm rows belong to a binding, so contents
- * uploaded anew at the same pointers must change the arguments.
- */
+/** Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. */
 export interface BlockParams {
-  readonly columns: number;
   readonly rowFirst: number;
   readonly colFirst: number;
   readonly colCount: number;
@@ -43,10 +37,11 @@ export const SKIP_CODE: Readonly<Record<TriangleSkipMode, number>> = {
 };
 
 // This core's wasm row kernels (each core imports its own copy of this module), created on first
-// use, and the binding whose columns are loaded in it. Bindings can alternate on a core (two Maps
-// launched at once), so each task checks that its binding's columns are the loaded ones.
+// use, and the launch whose columns are loaded in it. Launches can alternate on a core (two Maps
+// launched at once), and a later launch with the same arguments may find new data at the same
+// pointers (device buffers are reused from call to call), so each task checks the launch.
 let wasmRows: WasmRows | null | undefined;
-let loadedBy: object | undefined;
+let loadedFor: number | undefined;
 
 function wasmRowsOrNull(): WasmRows | null {
   if (wasmRows === undefined) wasmRows = wasmRowsAvailable() ? new WasmRows() : null;
@@ -90,15 +85,14 @@ export const pcf_block = defineKernel({
     const output = out.data;
     const wop = wasmOpFor(op);
     const wasm = wop === -1 || colCount === 0 ? null : wasmRowsOrNull();
-    const binding = {};
     let useWasm = wasm !== null;
     const jsRow = (r: number): void => {
       integrateRow(op, rows, rowFirst + r, cols, colFirst, colFirst + colCount, output, r * colCount, skip, 0, 0, upper);
     };
     const wasmRow = (w: WasmRows, r: number): void => {
-      if (loadedBy !== binding) {
+      if (loadedFor !== muState.launch) {
         if (!w.setColumns(cols, colFirst, colCount, 0)) { useWasm = false; jsRow(r); return; }
-        loadedBy = binding;
+        loadedFor = muState.launch;
       }
       const i = rowFirst + r;
       let jEnd = colFirst + colCount;

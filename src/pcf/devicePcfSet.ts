@@ -15,15 +15,7 @@ export interface DevicePcfSet<D extends DevicePcfDtype = DevicePcfDtype> {
   readonly offsets: NDArray<'uint32'>;
   /** The three allocations, to give back to the memory they came from. */
   readonly pointers: readonly DevicePtr[];
-  /**
-   * Different for every upload in the process. Buffers are reused from call to call, so an upload
-   * may land at the pointers of an earlier one; kernels that keep data between launches (the wasm
-   * rows keep a block's columns) take this as a launch argument, so new contents mean a new binding.
-   */
-  readonly upload: number;
 }
-
-let uploads = 0;
 
 /**
  * Copies a set into device memory once, its times and values as `dtype`: float64 for CPU cores
@@ -52,6 +44,5 @@ export async function uploadPcfSet<D extends DevicePcfDtype>(ctx: Context, set: 
     values: new NDArray(values, dtype, [n]),
     offsets: new NDArray(offsets, 'uint32', [set.count + 1]),
     pointers,
-    upload: ++uploads,
   };
 }

@@ -65,7 +65,6 @@ export class PcfBlockOp implements BlockOp<Storage> {
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
     const map = storage.launch(block.rowCount);
     const params: BlockParams = {
-      columns: this.#cols.upload,
       rowFirst: block.rowFirst,
       colFirst: block.colFirst,
       colCount: block.colCount,

@@ -189,6 +189,7 @@ function runEntry(pos: number): void {
   // Decided once per entry: with tracing off the loop takes no timestamps.
   const ring = Atomics.load(ctl, L.H_TRACE) !== 0 ? traceRing : undefined;
   const launchId = ctl[sb + L.S_LAUNCH_ID]!;
+  muState.launch = launchId;
   awaitPredecessor(sb);
   for (let k = 0; k < count; k++) {
     if (Atomics.load(ctl, sb + L.S_CANCEL) !== 0) break;
