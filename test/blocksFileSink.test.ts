@@ -60,6 +60,20 @@ describe('results streamed to an .npy file', () => {
     }
   }
 
+  // Reference: the bytes np.save (NumPy 1.26) writes before the data of np.zeros((3, 3)) and np.zeros(3, '<i8').
+  it.each<[string, number[], string]>([
+    ['float64', [3, 3], "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 3), }"],
+    ['<i8', [3], "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }"],
+  ])('writes the .npy header NumPy writes for %s of shape %j', (type, shape, dict) => {
+    const header = npyHeader(type, shape);
+    expect(Buffer.from(header).toString('latin1')).toBe(`\x93NUMPY\x01\x00v\x00${dict}${' '.repeat(128 - 10 - dict.length - 1)}\n`);
+    expect(header.length).toBe(128);
+  });
+
+  it('refuses a header type that is neither a float dtype nor a NumPy type string', () => {
+    expect(() => npyHeader("<f8', 'x': '", [1])).toThrow(new OptionError("npyHeader: type must be 'float64', 'float32' or a NumPy type string such as '<i8', got '<f8', 'x': ''"));
+  });
+
   it('writes the header encodeNpy writes, and stages a large block in several event-loop turns', () => {
     for (const shape of [[0], [5], [3, 4, 11], [100000, 100000]]) {
       const size = shape.reduce((a, b) => a * b, 1);

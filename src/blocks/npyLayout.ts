@@ -40,30 +40,40 @@ export interface NpyFileLayout {
   readonly bytes: number;
 }
 
-const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
-const PREAMBLE = 10; // magic, 2 version bytes, uint16 header length
+/** The magic string every `.npy` file starts with: `"\x93NUMPY"`. */
+export const NPY_MAGIC: readonly number[] = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59];
+/** Bytes before a v1.0 header's dict: magic, 2 version bytes, uint16 header length. */
+export const NPY_PREAMBLE = 10;
 const ALIGN = 64;
 
 /**
- * The `.npy` v1.0 header of a little-endian float array of `shape` (the same bytes `encodeNpy`
- * writes before its data): magic, version, length, a Python dict padded with spaces to a multiple
- * of 64 bytes and ended by a newline.
+ * The `.npy` v1.0 header of a C-order array of `type` and `shape`, the one place pxl writes it
+ * (`encodeNpy`, result files and `.npz` members all use it): magic, version, length, a Python
+ * dict padded with spaces to a multiple of 64 bytes and ended by a newline. The data follows it
+ * directly. `type` is a float dtype (`'float64'` is `'<f8'`, `'float32'` is `'<f4'`) or a NumPy
+ * type string such as `'<i8'`.
  *
- * @throws {OptionError} when the header would exceed the 65535 bytes v1.0 allows.
- * @example npyHeader('float64', [3, 3]).length // 64
+ * @throws {OptionError} for a `type` that is neither, or when the header would exceed the 65535
+ *   bytes v1.0 allows.
+ * @example npyHeader('float64', [3, 3]).length // 128, as np.save writes it
+ * @example npyHeader('<i8', [3]).length // 128
  */
-export function npyHeader(dtype: FloatDType, shape: readonly number[]): Uint8Array {
+export function npyHeader(type: FloatDType | string, shape: readonly number[]): Uint8Array {
+  const descr = type === 'float64' ? '<f8' : type === 'float32' ? '<f4' : type;
+  if (typeof descr !== 'string' || !/^[<>|=][a-zA-Z]\d{0,2}$/.test(descr)) {
+    throw new OptionError(`npyHeader: type must be 'float64', 'float32' or a NumPy type string such as '<i8', got ${describe(type)}`);
+  }
   const dims = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-  let dict = `{'descr': '${dtype === 'float64' ? '<f8' : '<f4'}', 'fortran_order': False, 'shape': ${dims}, }`;
-  const total = PREAMBLE + dict.length + 1;
+  let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`;
+  const total = NPY_PREAMBLE + dict.length + 1;
   dict = dict + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
   if (dict.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
-  const bytes = new Uint8Array(PREAMBLE + dict.length);
-  bytes.set(MAGIC, 0);
+  const bytes = new Uint8Array(NPY_PREAMBLE + dict.length);
+  bytes.set(NPY_MAGIC, 0);
   bytes[6] = 1;
   bytes[8] = dict.length & 0xff;
   bytes[9] = dict.length >>> 8;
-  for (let k = 0; k < dict.length; k++) bytes[PREAMBLE + k] = dict.charCodeAt(k);
+  for (let k = 0; k < dict.length; k++) bytes[NPY_PREAMBLE + k] = dict.charCodeAt(k);
   return bytes;
 }
 

@@ -1,15 +1,15 @@
+import { NPY_MAGIC as MAGIC, NPY_PREAMBLE as PREAMBLE, npyHeader } from '../blocks/npyLayout.js';
 import { ArgumentError, InputFormatError, OptionError, OutOfMemoryError } from '../core/errors.js';
 import { describe } from '../core/validate.js';
+
+export { npyHeader };
 
 /**
  * NumPy `.npy` files (format version 1.0) for results: a magic string, a little-endian uint16
  * header length, a Python-dict header padded with spaces and ended by `\n` so the data starts at a
- * multiple of 64 bytes, then the raw little-endian elements in C (row-major) order.
+ * multiple of 64 bytes, then the raw little-endian elements in C (row-major) order. The header is
+ * written by blocks/npyLayout.ts's `npyHeader` (re-exported here), the one writer of it.
  */
-
-const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
-const PREAMBLE = 10; // magic, 2 version bytes, uint16 header length
-const ALIGN = 64;
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -21,10 +21,6 @@ export interface NpyArray {
   readonly dtype: 'float64' | 'float32';
   readonly shape: number[];
   readonly data: NpyData;
-}
-
-function shapeText(shape: readonly number[]): string {
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
 }
 
 /**
@@ -70,29 +66,6 @@ export function encodeNpy(data: NpyData, shape: readonly number[]): Uint8Array {
       else view.setFloat32(k * 4, data[k]!, true);
     }
   }
-  return bytes;
-}
-
-/**
- * The preamble and header of an .npy v1.0 file for a C-order array of `descr` (a NumPy type
- * string such as `'<f8'` or `'<i8'`) and `shape`, padded so the data starts at a multiple of 64
- * bytes. The data follows it directly.
- *
- * @throws OptionError when the header would not fit in v1.0's 65,535 bytes.
- * @example npyHeader('<i8', [3]).length // 128
- */
-export function npyHeader(descr: string, shape: readonly number[]): Uint8Array {
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shapeText(shape)}, }`;
-  const total = PREAMBLE + header.length + 1;
-  header = header + ' '.repeat((ALIGN - (total % ALIGN)) % ALIGN) + '\n';
-  if (header.length > 0xffff) throw new OptionError(`shape has too many dimensions for an .npy v1.0 header (${shape.length})`);
-  const bytes = new Uint8Array(PREAMBLE + header.length);
-  bytes.set(MAGIC, 0);
-  bytes[6] = 1;
-  bytes[7] = 0;
-  bytes[8] = header.length & 0xff;
-  bytes[9] = header.length >>> 8;
-  for (let k = 0; k < header.length; k++) bytes[PREAMBLE + k] = header.charCodeAt(k);
   return bytes;
 }
 
