@@ -26,6 +26,7 @@ import {
   Pcf,
   PcfError,
   pcfSetFrom,
+  pcfSetFromNested,
   pdist,
   l2Kernel,
   randomPcfs,
@@ -36,6 +37,10 @@ import {
   lpNorm,
   l2InnerProduct,
   pcfAt,
+  integrationLimit,
+  condensedIndex,
+  readPcfNpz,
+  writePcfNpz,
   type Context,
   type Job,
 } from '../src/index.js';
@@ -256,6 +261,19 @@ describe('PCF values, files and arrays refuse bad input', () => {
     ['randomPcfs beyond a PcfSet', () => randomPcfs({ n: 40_000_000, points: 100 }), new OptionError('n * points must be at most 2147483647 (the most breakpoints a PCF set holds), got 40000000 * 100 = 4000000000; lower n or points')],
     ['encodeNpy of a plain array', () => encodeNpy([1, 2] as never, [2]), new ArgumentError('encodeNpy: data must be a Float64Array or a Float32Array, got an array of length 2')],
     ['decodeNpy of a string', () => decodeNpy('x.npy' as never), new ArgumentError("decodeNpy: bytes must be a Uint8Array (or a Node Buffer) of an .npy file, got 'x.npy'")],
+    ['pcfSetFrom with a misspelt option', () => pcfSetFrom(X, { dtyp: 1 } as never), new OptionError("pcfSetFrom options has no option 'dtyp'; did you mean 'dtype'? Valid options: 'dtype', 'shape', 'shared'")],
+    ['pcfSetFrom(X, null)', () => pcfSetFrom(X, null as never), new OptionError("pcfSetFrom: the second argument must be a dtype ('float64' or 'float32') or an options object { dtype, shape, shared }, got null")],
+    ['pcfSetFrom with the dtype twice', () => pcfSetFrom(X, 'float32', { dtype: 'float64' } as never), new OptionError("pcfSetFrom: dtype is given twice, as the second argument ('float32') and in the options ('float64'); give it once")],
+    ['pcfSetFrom with options twice', () => pcfSetFrom(X, {} as never, {}), new OptionError('pcfSetFrom: options are given twice, as the second argument and as the third; pass one options object (the third argument follows only a dtype string)')],
+    ["pcfSetFrom(X, { dtype: 'float16' })", () => pcfSetFrom(X, { dtype: 'float16' } as never), new OptionError("dtype must be one of 'float64', 'float32', got 'float16'")],
+    ["pcfSetFromNested with a misspelt option", () => pcfSetFromNested([X], { shard: true } as never), new OptionError("pcfSetFromNested options has no option 'shard'; did you mean 'shared'? Valid options: 'dtype', 'shared'")],
+    ["integrationLimit('x')", () => integrationLimit('x' as never), new OptionError("integrationLimit: dtype must be one of 'float64', 'float32', got 'x'")],
+    ['condensedIndex(3, 1, 1)', () => condensedIndex(3, 1, 1), new ArgumentError('condensedIndex: i and j are both 1; the diagonal (i, i) is not stored in the condensed order (its entry is always 0), so pass i != j')],
+    ['condensedIndex(3, 0, 3)', () => condensedIndex(3, 0, 3), new OptionError('condensedIndex: j must be an integer in [0, 2], got 3')],
+    ['condensedIndex(3, -1, 2)', () => condensedIndex(3, -1, 2), new OptionError('condensedIndex: i must be an integer in [0, 2], got -1')],
+    ['condensedIndex(3, 0.5, 2)', () => condensedIndex(3, 0.5, 2), new OptionError('condensedIndex: i must be an integer in [0, 2], got 0.5')],
+    ['condensedIndex(1, 0, 0)', () => condensedIndex(1, 0, 0), new OptionError('condensedIndex: n must be an integer in [2, 9007199254740991], got 1')],
+    ['new Semaphore(5)', () => new (Semaphore as new (count: number) => Semaphore)(5), new ArgumentError('new Semaphore() takes no arguments, got 1 (5); a Semaphore is binary and one-shot, with no count: a dispatch that lists it in signal signals it once, and a dispatch that lists it in wait starts once it is signalled (use one Semaphore per dependency)')],
   ])('%s', (_, call, error) => {
     expect(call).toThrow(error);
     expect(call).toThrow(error.constructor as new () => Error);
@@ -263,6 +281,41 @@ describe('PCF values, files and arrays refuse bad input', () => {
 
   it('readPcfFile rejects a path that is not a string', async () => {
     await expect(readPcfFile(5 as never)).rejects.toThrow(new ArgumentError('readPcfFile: path must be a file name, got 5'));
+  });
+
+  const write = async (): Promise<void> => undefined;
+  it.each<[string, () => Promise<unknown>, Error]>([
+    ['readPcfNpz(null)', () => readPcfNpz(null as never), new ArgumentError('readPcfNpz: path must be a file name, got null')],
+    ['readPcfNpz options null', () => readPcfNpz('x.npz', null as never), new OptionError('readPcfNpz options must be an object of options (or left out), got null')],
+    ['readPcfNpz with a misspelt option', () => readPcfNpz('x.npz', { dtyp: 'float32' } as never), new OptionError("readPcfNpz options has no option 'dtyp'; did you mean 'dtype'? Valid options: 'dtype', 'shared'")],
+    ["readPcfNpz dtype 'float16'", () => readPcfNpz('x.npz', { dtype: 'float16' } as never), new OptionError("dtype must be one of 'float64', 'float32', got 'float16'")],
+    ["readPcfNpz shared 'yes'", () => readPcfNpz('x.npz', { shared: 'yes' } as never), new OptionError("shared must be true or false, got 'yes'")],
+    ['writePcfNpz(null, write)', () => writePcfNpz(null as never, write), new ArgumentError('writePcfNpz: set must be a PcfSet (from pcfSetFrom or readPcfFile), got null')],
+    ['writePcfNpz of an array of PCFs', () => writePcfNpz(X as never, write), new ArgumentError('writePcfNpz: set must be a PcfSet (from pcfSetFrom or readPcfFile), got an array of length 2')],
+    ['writePcfNpz of a malformed set', () => writePcfNpz({ ...pcfSetFrom(X), offsets: new Uint32Array(1) }, write), new ArgumentError('writePcfNpz set is not a valid PcfSet: offsets must be a Uint32Array of count + 1 = 3 entries, got a Uint32Array of length 1; build one with pcfSetFrom')],
+    ['writePcfNpz(set, null)', () => writePcfNpz(pcfSetFrom(X), null as never), new OptionError('writePcfNpz: write must be a function, got null')],
+  ])('%s rejects', async (_, call, error) => {
+    await expect(call()).rejects.toThrow(error);
+    await expect(call()).rejects.toBeInstanceOf(error.constructor);
+  });
+
+  it('pcfSetFrom takes a dtype as the second argument or in an options object', () => {
+    expect(pcfSetFrom(X, 'float32').dtype).toBe('float32');
+    expect(pcfSetFrom(X, { dtype: 'float32', shape: [1, 2] })).toMatchObject({ dtype: 'float32', shape: [1, 2] });
+    expect(pcfSetFrom(X, 'float32', { shape: [2, 1] })).toMatchObject({ dtype: 'float32', shape: [2, 1] });
+    expect(pcfSetFromNested([X], { dtype: 'float32' })).toMatchObject({ dtype: 'float32', shape: [1, 2] });
+  });
+
+  it('condensedIndex gives scipy squareform order, the same for (i, j) and (j, i)', () => {
+    // scipy.spatial.distance.squareform keeps the pairs i < j row by row: (0,1) (0,2) (0,3) (0,4) (1,2) ...
+    const n = 5;
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++, k++) {
+        expect([condensedIndex(n, i, j), condensedIndex(n, j, i)]).toEqual([k, k]);
+      }
+    }
+    expect(k).toBe(10);
   });
 });
 

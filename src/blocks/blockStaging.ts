@@ -11,7 +11,7 @@
  */
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
-import { condensedIndex } from './distanceMatrix.js';
+import { condensedAt } from './distanceMatrix.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 
@@ -143,7 +143,7 @@ function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatAr
 
 /**
  * Block columns [c0, c1) into scipy's order: column j holds (i, j), i > j, which is scipy's (j, i),
- * consecutive along i from condensedIndex(n, j, i). Returns where the next column goes in `staging`.
+ * consecutive along i from condensedAt(n, j, i). Returns where the next column goes in `staging`.
  */
 function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], c0: number, c1: number, from: number): number {
   const { rowFirst, rowCount, colFirst, colCount } = block;
@@ -156,7 +156,7 @@ function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray,
     }
     if (first >= rowCount) continue;
     for (let r = first; r < rowCount; r++) staging[from + r - first] = buf[r * colCount + k] as number;
-    push(runs, condensedIndex(layout.nCols, j, rowFirst + first), from, rowCount - first);
+    push(runs, condensedAt(layout.nCols, j, rowFirst + first), from, rowCount - first);
     from += rowCount - first;
   }
   return from;

@@ -3,6 +3,7 @@
  * above the diagonal, row by row, exactly the vector `scipy.spatial.distance.pdist` returns and
  * `squareform` reads (the CLI's `--layout condensed` writes the same vector). pdist fills it.
  */
+import { ArgumentError } from '../core/errors.js';
 import { checkInteger } from '../core/validate.js';
 import { DenseTensor } from './denseTensor.js';
 import { type FloatArray, type FloatDType, floatDTypeOf, floatStorage } from './floatArray.js';
@@ -59,7 +60,7 @@ export class DistanceMatrix {
     checkInteger('i', i, 0, this.#n - 1);
     checkInteger('j', j, 0, this.#n - 1);
     if (i === j) return 0;
-    return this.#condensed[condensedIndex(this.#n, Math.min(i, j), Math.max(i, j))] as number;
+    return this.#condensed[condensedAt(this.#n, Math.min(i, j), Math.max(i, j))] as number;
   }
 
   /** The full `n x n` matrix as a new row-major tensor of the same dtype. */
@@ -80,11 +81,27 @@ export class DistanceMatrix {
 }
 
 /**
- * Where scipy's condensed order keeps entry (i, j), `0 <= i < j < n`, of an `n x n` distance
- * matrix: `n*i - i*(i+1)/2 + (j - i - 1)`. Indices are not checked.
+ * Where scipy's condensed order keeps entry (i, j) of an `n x n` distance matrix, `i != j`: the
+ * index `squareform` reads it from. (i, j) and (j, i) are the same entry; with `i < j` it is
+ * `n*i - i*(i+1)/2 + (j - i - 1)`. The diagonal is not stored (it is always 0).
  *
+ * @throws OptionError when `n` is not an integer >= 2, or `i` or `j` is not an integer in
+ *   `[0, n - 1]`; ArgumentError when `i == j`.
  * @example condensedIndex(4, 1, 3) // 4: the order is (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
+ * @example condensedIndex(4, 3, 1) // 4 as well
  */
 export function condensedIndex(n: number, i: number, j: number): number {
+  checkInteger('condensedIndex: n', n, 2, Number.MAX_SAFE_INTEGER);
+  checkInteger('condensedIndex: i', i, 0, n - 1);
+  checkInteger('condensedIndex: j', j, 0, n - 1);
+  if (i === j) throw new ArgumentError(`condensedIndex: i and j are both ${i}; the diagonal (i, i) is not stored in the condensed order (its entry is always 0), so pass i != j`);
+  return i < j ? condensedAt(n, i, j) : condensedAt(n, j, i);
+}
+
+/**
+ * @internal {@link condensedIndex} without checks, for `0 <= i < j < n`: the per-entry path of pdist's
+ * writers and of `DistanceMatrix.get`, whose indices are checked (or correct by construction) once.
+ */
+export function condensedAt(n: number, i: number, j: number): number {
   return n * i - (i * (i + 1)) / 2 + (j - i - 1);
 }

@@ -9,7 +9,7 @@ import { LogicError, OptionError, invariant } from '../core/errors.js';
 import { checkInteger } from '../core/validate.js';
 import type { BlockInfo } from './blockScheduler.js';
 import type { DenseTensor } from './denseTensor.js';
-import { condensedIndex, type DistanceMatrix } from './distanceMatrix.js';
+import { condensedAt, type DistanceMatrix } from './distanceMatrix.js';
 import type { FloatArray } from './floatArray.js';
 import type { SymmetricMatrix } from './symmetricMatrix.js';
 
@@ -111,8 +111,8 @@ export class DistanceMatrixWriter implements ResultWriter {
       const j = colFirst + c;
       const r0 = Math.max(j + 1 - rowFirst, 0);
       if (r0 >= rowCount) continue;
-      // (i, j) with i > j is scipy's (j, i), at condensedIndex(n, j, i): i - (j + 1) past (j, j + 1).
-      let at = condensedIndex(n, j, rowFirst + r0);
+      // (i, j) with i > j is scipy's (j, i), at condensedAt(n, j, i): i - (j + 1) past (j, j + 1).
+      let at = condensedAt(n, j, rowFirst + r0);
       for (let r = r0; r < rowCount; r++, at++) storage[at] = buf[r * colCount + c] as number;
     }
   }

@@ -1,4 +1,5 @@
-import type { PxlError } from '../core/errors.js';
+import { ArgumentError, type PxlError } from '../core/errors.js';
+import { describe } from '../core/validate.js';
 
 /** Where a {@link Semaphore} stands: not yet signalled, signalled, or failed by its producer. */
 export type SemaphoreState = 'unsignalled' | 'signalled' | 'failed';
@@ -26,6 +27,19 @@ export class Semaphore {
   #state: SemaphoreState = 'unsignalled';
   #error: PxlError | undefined;
   #waiters: Waiter[] = [];
+
+  /**
+   * A new, unsignalled semaphore. It takes no arguments: it is binary and one-shot, with no count
+   * or initial value.
+   *
+   * @throws ArgumentError when given an argument (a count such as `new Semaphore(5)` would
+   *   otherwise be ignored, and a dispatch meant to wait for five signals would start after one).
+   */
+  constructor(...args: never[]) {
+    if (args.length > 0) {
+      throw new ArgumentError(`new Semaphore() takes no arguments, got ${args.length} (${args.map((a) => describe(a)).join(', ')}); a Semaphore is binary and one-shot, with no count: a dispatch that lists it in signal signals it once, and a dispatch that lists it in wait starts once it is signalled (use one Semaphore per dependency)`);
+    }
+  }
 
   get state(): SemaphoreState {
     return this.#state;

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { Unzip, UnzipInflate, UnzipPassThrough } from 'fflate';
-import { InputFormatError, OutOfMemoryError, PcfError } from '../core/errors.js';
+import { ArgumentError, InputFormatError, OptionError, OutOfMemoryError, PcfError } from '../core/errors.js';
+import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
 import { FLOAT32_MAX, type PcfArray, type PcfDtype } from './pcf.js';
 import { parseNpyHeader } from './npy.js';
 import { checkPcfSet, MAX_SET_BREAKPOINTS, type PcfSet } from './pcfSet.js';
@@ -183,12 +184,16 @@ function allocFloat(dtype: PcfDtype, length: number, shared: boolean): Float64Ar
  *
  * @throws InputFormatError naming `path` when the file cannot be read, is not a zip, lacks an
  *   array, has an array of the wrong dtype or shape, or holds an invalid layout or PCF (the
- *   message names the PCF; a PcfError is the `cause`); OutOfMemoryError when the arrays do not fit.
+ *   message names the PCF; a PcfError is the `cause`); OutOfMemoryError when the arrays do not fit;
+ *   ArgumentError for a path that is not a non-empty string; OptionError for a bad option.
  * @example const set = await readPcfNpz('pcfs.npz', { dtype: 'float32' });
  */
 export async function readPcfNpz(path: string, options: ReadPcfNpzOptions = {}): Promise<PcfSet> {
-  const dtype = options.dtype ?? 'float64';
-  const shared = options.shared ?? false;
+  if (typeof path !== 'string' || path === '') throw new ArgumentError(`readPcfNpz: path must be a file name, got ${describe(path)}`);
+  const o = checkOptionsObject('readPcfNpz options', options, ['dtype', 'shared']);
+  const dtype = o.dtype ?? 'float64';
+  if (dtype !== 'float64' && dtype !== 'float32') throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
+  const shared = o.shared === undefined ? false : checkBoolean('shared', o.shared);
   const fail = (message: string, cause?: unknown): never => {
     throw new InputFormatError(message, path, cause === undefined ? undefined : { cause });
   };

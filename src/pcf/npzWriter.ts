@@ -1,6 +1,7 @@
-import { OptionError } from '../core/errors.js';
+import { ArgumentError, OptionError } from '../core/errors.js';
+import { checkFunction, describe } from '../core/validate.js';
 import { npyHeader } from './npy.js';
-import type { PcfSet } from './pcfSet.js';
+import { checkPcfSet, isPcfSetLike, type PcfSet } from './pcfSet.js';
 
 /**
  * Writes a {@link PcfSet} as the `.npz` that `np.savez(file, offsets=..., times=..., values=...)`
@@ -67,11 +68,17 @@ function record(signature: number, fields: ReadonlyArray<readonly [2 | 4, number
 /**
  * Sends the `.npz` bytes of `set` to `write`, in order.
  *
- * @throws OptionError (before writing anything) when the file would exceed 4 GiB, which needs
- *   zip64 records that this writer does not make; whatever `write` rejects with.
+ * Rejects, never throws; every argument is checked before anything is written.
+ *
+ * @throws OptionError when the file would exceed 4 GiB, which needs zip64 records that this writer
+ *   does not make, or when `write` is not a function; ArgumentError when `set` is not a valid
+ *   PcfSet (PcfError for an invalid PCF in it); whatever `write` rejects with.
  * @example await writePcfNpz(set, (chunk) => handle.write(chunk).then(() => undefined));
  */
 export async function writePcfNpz(set: PcfSet, write: (chunk: Uint8Array) => Promise<void>): Promise<void> {
+  if (!isPcfSetLike(set)) throw new ArgumentError(`writePcfNpz: set must be a PcfSet (from pcfSetFrom or readPcfFile), got ${describe(set)}`);
+  checkPcfSet(set, 'writePcfNpz set');
+  checkFunction('writePcfNpz: write', write);
   const breakpoints = set.offsets[set.count]!;
   const descr = set.dtype === 'float32' ? '<f4' : '<f8';
   const floatBytes = set.dtype === 'float32' ? 4 : 8;

@@ -23,10 +23,13 @@ export const PCF_DTYPES: readonly PcfDtype[] = ['float64', 'float32'];
  * Upper limit M of every integral over PCFs of `dtype`: `Number.MAX_VALUE` for float64 and
  * {@link FLOAT32_MAX} for float32.
  *
+ * @throws OptionError when `dtype` is not `'float64'` or `'float32'`.
  * @example integrationLimit('float32') // 3.4028234663852886e38
  */
 export function integrationLimit(dtype: PcfDtype): number {
-  return dtype === 'float32' ? FLOAT32_MAX : Number.MAX_VALUE;
+  if (dtype === 'float32') return FLOAT32_MAX;
+  if (dtype === 'float64') return Number.MAX_VALUE;
+  throw new OptionError(`integrationLimit: dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
 }
 
 /** Allocates a typed array of `dtype` with `length` elements, on a SharedArrayBuffer when `shared`. */

@@ -40,6 +40,8 @@ export type PcfLike = Pcf | ArrayLike<readonly [number, number]>;
 
 /** Options of {@link pcfSetFrom}. */
 export interface PcfSetOptions {
+  /** Storage type of the set. Default `'float64'`. */
+  dtype?: PcfDtype;
   /** Logical shape; its product must equal the number of PCFs. Default `[pcfs.length]`. */
   shape?: readonly number[];
   /** Allocate the arrays on SharedArrayBuffers so worker threads can read them. Default false. */
@@ -54,22 +56,27 @@ export const MAX_SET_BREAKPOINTS = 0x7fff_ffff;
  * objects of another dtype are converted (and re-validated, since rounding to float32 can merge
  * times).
  *
+ * Takes its options as the second argument (`pcfSetFrom(pcfs, { dtype: 'float32', shared: true })`),
+ * or a dtype string there and the other options third (`pcfSetFrom(pcfs, 'float32', { shared: true })`).
+ *
  * @param pcfs the PCFs, in row-major order of `options.shape`.
- * @param dtype storage type of the set. Default `'float64'`.
- * @throws PcfError naming the index of the first invalid PCF; OptionError for a bad dtype or a shape
- *   that does not match; ArgumentError when the set would exceed {@link MAX_SET_BREAKPOINTS}.
+ * @throws PcfError naming the index of the first invalid PCF; OptionError for a bad dtype, an
+ *   unknown option (naming the nearest valid one), options given twice, or a shape that does not
+ *   match; ArgumentError when `pcfs` is not an array or the set would exceed
+ *   {@link MAX_SET_BREAKPOINTS}.
  * @example
  * const set = pcfSetFrom([[[0, 1], [2, 0]], [[0, 3]]]);
  * set.offsets // Uint32Array [0, 2, 3]
+ * pcfSetFrom([[[0, 1]]], { dtype: 'float32' }).dtype // 'float32'
  */
-export function pcfSetFrom(pcfs: readonly PcfLike[], dtype: PcfDtype = 'float64', options: PcfSetOptions = {}): PcfSet {
+export function pcfSetFrom(pcfs: readonly PcfLike[], options?: PcfSetOptions): PcfSet;
+export function pcfSetFrom(pcfs: readonly PcfLike[], dtype?: PcfDtype, options?: Omit<PcfSetOptions, 'dtype'>): PcfSet;
+export function pcfSetFrom(pcfs: readonly PcfLike[], dtypeOrOptions?: PcfDtype | PcfSetOptions, options?: Omit<PcfSetOptions, 'dtype'>): PcfSet {
   if (!Array.isArray(pcfs)) {
     throw new ArgumentError(`pcfSetFrom: pcfs must be an array of PCFs (each a Pcf or an array of [t, v] pairs), got ${describe(pcfs)}`);
   }
-  if (dtype !== 'float64' && dtype !== 'float32') {
-    throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
-  }
-  const o = checkOptionsObject('pcfSetFrom options', options, ['shape', 'shared']);
+  const o = setOptions('pcfSetFrom', dtypeOrOptions, options, ['dtype', 'shape', 'shared']);
+  const dtype = o.dtype ?? 'float64';
   if (o.shape !== undefined && !Array.isArray(o.shape)) throw new OptionError(`shape must be an array of non-negative integers, got ${describe(o.shape)}`);
   if (o.shared !== undefined) checkBoolean('shared', o.shared);
   const count = pcfs.length;
@@ -102,6 +109,37 @@ export function pcfSetFrom(pcfs: readonly PcfLike[], dtype: PcfDtype = 'float64'
     }
   }
   return { dtype, count, shape, times, values, offsets };
+}
+
+/**
+ * The options of {@link pcfSetFrom} or {@link pcfSetFromNested}, given either as one object (second
+ * argument) or as a dtype string followed by an object; the dtype is checked here.
+ */
+function setOptions(who: string, dtypeOrOptions: unknown, options: unknown, known: readonly string[]): PcfSetOptions {
+  const name = `${who} options`;
+  if (dtypeOrOptions === undefined || typeof dtypeOrOptions === 'string') {
+    const o = checkOptionsObject<PcfSetOptions>(name, options as PcfSetOptions | undefined, known);
+    if (dtypeOrOptions !== undefined && o.dtype !== undefined) {
+      throw new OptionError(`${who}: dtype is given twice, as the second argument (${describe(dtypeOrOptions)}) and in the options (${describe(o.dtype)}); give it once`);
+    }
+    const dtype = dtypeOrOptions ?? o.dtype;
+    return { ...o, dtype: dtype === undefined ? undefined : checkDtype(dtype) };
+  }
+  if (dtypeOrOptions === null || typeof dtypeOrOptions !== 'object' || Array.isArray(dtypeOrOptions)) {
+    throw new OptionError(`${who}: the second argument must be a dtype ('float64' or 'float32') or an options object { ${known.join(', ')} }, got ${describe(dtypeOrOptions)}`);
+  }
+  if (options !== undefined) {
+    throw new OptionError(`${who}: options are given twice, as the second argument and as the third; pass one options object (the third argument follows only a dtype string)`);
+  }
+  const o = checkOptionsObject<PcfSetOptions>(name, dtypeOrOptions as PcfSetOptions, known);
+  return o.dtype === undefined ? o : { ...o, dtype: checkDtype(o.dtype) };
+}
+
+function checkDtype(dtype: unknown): PcfDtype {
+  if (dtype !== 'float64' && dtype !== 'float32') {
+    throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
+  }
+  return dtype;
 }
 
 function checkShape(shape: readonly number[], count: number): readonly number[] {
@@ -273,15 +311,18 @@ export function flattenPcfTree(input: unknown, fail: (message: string) => never)
 
 /**
  * Builds a {@link PcfSet} from a nested array of PCFs, taking the shape from the nesting:
- * `[[f, g, h], [p, q, r]]` gives shape `[2, 3]`.
+ * `[[f, g, h], [p, q, r]]` gives shape `[2, 3]`. Options as for {@link pcfSetFrom} (without `shape`).
  *
  * @throws ArgumentError when the nesting is ragged or not made of PCFs; PcfError for an invalid PCF
  *   (numbered row-major).
  * @example pcfSetFromNested([[f, g], [h, k]]).shape // [2, 2]
  */
-export function pcfSetFromNested(nested: unknown, dtype: PcfDtype = 'float64', options: Omit<PcfSetOptions, 'shape'> = {}): PcfSet {
+export function pcfSetFromNested(nested: unknown, options?: Omit<PcfSetOptions, 'shape'>): PcfSet;
+export function pcfSetFromNested(nested: unknown, dtype?: PcfDtype, options?: Omit<PcfSetOptions, 'shape' | 'dtype'>): PcfSet;
+export function pcfSetFromNested(nested: unknown, dtypeOrOptions?: PcfDtype | Omit<PcfSetOptions, 'shape'>, options?: Omit<PcfSetOptions, 'shape' | 'dtype'>): PcfSet {
+  const o = setOptions('pcfSetFromNested', dtypeOrOptions, options, ['dtype', 'shared']);
   const { leaves, shape } = flattenPcfTree(nested, (message) => {
     throw new ArgumentError(message);
   });
-  return pcfSetFrom(leaves as PcfLike[], dtype, { ...options, shape });
+  return pcfSetFrom(leaves as PcfLike[], { ...o, shape });
 }
