@@ -63,6 +63,7 @@ afterAll(async () => {
 });
 
 const PCF_INPUT = '(each an array of [t, v] pairs)';
+const ONE_PER_PARAMETER = 'pass one argument per parameter of the kernel, in order';
 
 describe('pairwise calls refuse bad input before any work, by rejecting', () => {
   it.each<[string, () => Promise<unknown>, Error]>([
@@ -183,6 +184,8 @@ describe('Context, Job and Map methods refuse bad input before any work', () => 
     ['copyFromDevice(array, ptr)', (c) => c.copyFromDevice([0, 0] as never, c.memAlloc(MEM)), new ArgumentError('copyFromDevice: dst must be host memory (a TypedArray, DataView, ArrayBuffer or SharedArrayBuffer), got an array of length 2')],
     ['writeTrace(5, trace)', () => writeTrace(5 as never, { traceEvents: [], displayTimeUnit: 'ms', otherData: {} }), new ArgumentError('writeTrace: path must be a file name, got 5')],
     ['writeTrace(path, null)', () => writeTrace(TRACE, null as never), new ArgumentError('writeTrace: trace must be a trace from ctx.stopTrace() (an object with a traceEvents array), got null')],
+    ['map.execute() with fewer arguments than the kernel takes', () => job.buildMap('count_tasks', 4).execute(), new ArgumentError(`kernel 'count_tasks' takes 1 argument, got 0: ${ONE_PER_PARAMETER}`)],
+    ['map.execute() with more arguments than the kernel takes', (c) => job.buildMap('count_tasks', 4).execute(c.memAlloc(MEM), 5), new ArgumentError(`kernel 'count_tasks' takes 1 argument, got 2: ${ONE_PER_PARAMETER}`, 1)],
   ])('%s rejects', async (_, call, error) => {
     await expect(call(ctx)).rejects.toThrow(error);
     await expect(call(ctx)).rejects.toBeInstanceOf(error.constructor);
@@ -199,6 +202,7 @@ describe('command buffers, dispatch, fences and command queues refuse bad input 
     ['launch(name, 4)', () => new CommandBuffer(ctx, job).launch('count_tasks', 4 as never), new OptionError('launch: the range must be an ND-range object { global: [sizes], local?: [sizes] }, got 4')],
     ['launch(name, { glob })', () => new CommandBuffer(ctx, job).launch('count_tasks', { global: [4], glob: [4] } as never), new OptionError("launch range has no option 'glob'; did you mean 'global'? Valid options: 'global', 'local'")],
     ['launch with an argument a kernel cannot take', () => new CommandBuffer(ctx, job).launch('count_tasks', { global: [4] }, 'str' as never), new ArgumentError("argument 0 is 'str', which cannot be passed to a kernel: constants may be numbers, bigints, booleans, or plain objects of those, device pointers, or NDArrays", 0)],
+    ['launch with fewer arguments than the kernel takes', () => new CommandBuffer(ctx, job).launch('mark_thread', { global: [4] }, ctx.memAlloc(MEM)), new ArgumentError(`kernel 'mark_thread' takes 2 arguments, got 1: ${ONE_PER_PARAMETER}`)],
     ['callback(5)', () => new CommandBuffer(ctx).callback(5 as never), new ArgumentError('callback: fn must be a function to run as a command, got 5')],
     ['write of a plain array', () => new CommandBuffer(ctx).write(ctx.memAlloc(MEM), 0, [1, 2] as never), new ArgumentError('write: host memory must be a TypedArray or DataView, got an array of length 2')],
     ['write to a number', () => new CommandBuffer(ctx).write(5 as never, 0, new Uint8Array(4)), new ArgumentError('write: the device pointer must be a DevicePtr from ctx.memAlloc(), got 5')],

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContext, KernelModule, KernelNotFoundError, ModuleLoadError, NDArray, OptionError, type Context } from '../src/index.js';
+import { ArgumentError, createContext, KernelModule, KernelNotFoundError, ModuleLoadError, NDArray, OptionError, type Context } from '../src/index.js';
 
 const fixtures = new URL('./fixtures/', import.meta.url);
 const tsUrl = new URL('kernels.ts', fixtures);
@@ -207,5 +207,64 @@ describe('Job.load and buildMap', () => {
     const foreign = await other.createModule(jsUrl);
     expect(() => job.load(foreign)).toThrow(new OptionError('load: the module was created by another Context'));
     ctx.destroyJob(job);
+  });
+});
+
+describe('execute() checks the argument count a kernel declares, reported by the cores at load', () => {
+  const TAKES = 'pass one argument per parameter of the kernel, in order';
+  let job: ReturnType<Context['createJob']>;
+  let out: ReturnType<Context['memAlloc']>;
+
+  beforeAll(async () => {
+    job = other.createJob();
+    job.load(await other.createModule(new URL('arityKernels.ts', fixtures)));
+    out = other.memAlloc(4 * 4);
+  });
+
+  afterAll(() => {
+    other.destroyJob(job);
+    other.memFree(out);
+  });
+
+  /** Runs `name` over one task with `args` and returns what it wrote at out[0]. */
+  const run = async (name: string, ...args: unknown[]): Promise<number> => {
+    other.hostView(out, 'int32').fill(-1);
+    const map = job.buildMap(name, 1);
+    await map.execute(...(args as never[]));
+    await map.synchronize();
+    return other.hostView(out, 'int32')[0]!;
+  };
+
+  // The last column is the error's argIndex: the first argument past those the kernel takes.
+  it.each<[string, unknown[], string, number | undefined]>([
+    ['two_params', [], "kernel 'two_params' takes 2 arguments, got 0", undefined],
+    ['two_params', ['out'], "kernel 'two_params' takes 2 arguments, got 1", undefined],
+    ['two_params', ['out', 1, 2], "kernel 'two_params' takes 2 arguments, got 3", 2],
+    ['default_param', [], "kernel 'default_param' takes at least 1 argument, got 0", undefined],
+    ['rest_params', [], "kernel 'rest_params' takes at least 1 argument, got 0", undefined],
+    ['batch_three', ['out', 1], "kernel 'batch_three' takes 3 arguments, got 2", undefined],
+  ])('refuses %s with %j', async (name, args, message, argIndex) => {
+    const map = job.buildMap(name, 1);
+    const given = args.map((a) => (a === 'out' ? out : a));
+    await expect(map.execute(...(given as never[]))).rejects.toThrow(new ArgumentError(`${message}: ${TAKES}`, argIndex));
+    // Refused before anything was queued: the Map is not failed and runs with the right count.
+    expect(map.getExecuteStatus()).toBe('Idle');
+  });
+
+  it('names the arguments of a group kernel after local', async () => {
+    const map = job.buildMap('group_two', { global: [1], local: [1] });
+    await expect(map.execute(out)).rejects.toThrow(new ArgumentError(`kernel 'group_two' takes 2 arguments after local (which the core passes first), got 1: ${TAKES}`));
+    await map.execute(out, 9);
+    await map.synchronize();
+    expect(other.hostView(out, 'int32')[0]).toBe(9);
+  });
+
+  it('runs kernels given the count they take, and allows more where a default or rest parameter or arguments takes them', async () => {
+    expect(await run('two_params', out, 5)).toBe(5);
+    expect(await run('batch_three', out, 2, 3)).toBe(5);
+    expect(await run('default_param', out)).toBe(7);
+    expect(await run('default_param', out, 3, 4)).toBe(3);
+    expect(await run('rest_params', out, 1, 2, 3)).toBe(3);
+    expect(await run('reads_arguments', out, 1, 2)).toBe(3);
   });
 });

@@ -21,6 +21,14 @@ export interface KernelInfo {
    * it, so building a Map of it is refused.
    */
   readonly async?: boolean;
+  /**
+   * How many arguments a launch of the kernel must pass, where the backend can tell: CPU cores read
+   * the declared parameters of a task kernel's function, a batch kernel's `bind`, or a group
+   * kernel's generator after `local` (see cpu/kernelParams.ts). `exact` is false when a default or
+   * rest parameter makes `count` only the least. Absent where unknown, as on the webgpu backend,
+   * which checks arguments against the WGSL `params` instead.
+   */
+  readonly params?: { readonly count: number; readonly exact: boolean };
 }
 
 export interface ModuleInfo {

@@ -4,6 +4,7 @@ import { checkNDRange, type NDRange } from '../core/ndRange.js';
 import { checkFunction, checkInteger, checkOneOf, describe } from '../core/validate.js';
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
+import { checkArgumentCount } from './kernelModule.js';
 import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
 import { newRun, type Run } from './mapRun.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
@@ -46,6 +47,7 @@ export class KernelMap {
   readonly #geometry: LaunchArg | undefined;
   readonly #module: number;
   readonly #kernel: number;
+  readonly #info: KernelInfo;
   readonly #form: KernelInfo['form'];
   readonly #id = nextMapId++;
   readonly #token = {};
@@ -69,6 +71,7 @@ export class KernelMap {
     this.kernelName = kernelName;
     this.#module = module;
     this.#kernel = kernel;
+    this.#info = info;
     this.#form = info.form;
     if (info.async === true) {
       throw new UnsupportedError(`kernel '${kernelName}' is an async function: MU cores run kernels synchronously and cannot await them, so its work and failures would escape the launch; make it a plain (synchronous) function and do asynchronous work on the host`);
@@ -343,12 +346,11 @@ export class KernelMap {
   #launchArgs(args: readonly KernelArg[]): LaunchArg[] {
     const kernel = { module: this.#module, kernel: this.#kernel };
     const userArgs = toLaunchArgs(args, this.#site.owner, this.#form, this.taskCount);
-    if (this.#geometry === undefined) {
-      this.#site.backend.checkArgs(userArgs, kernel);
-      return userArgs;
-    }
-    const launchArgs = [this.#geometry, ...userArgs];
     this.#site.backend.checkArgs(userArgs, kernel);
+    // After the checks of each argument, whose messages say more about an argument that is wrong.
+    checkArgumentCount(this.kernelName, this.#info, args.length);
+    if (this.#geometry === undefined) return userArgs;
+    const launchArgs = [this.#geometry, ...userArgs];
     this.#site.backend.checkArgs(launchArgs, kernel);
     return launchArgs;
   }

@@ -10,6 +10,7 @@ import { muState } from '../../mu/state.js';
 import { decodeArgs } from './argsCodec.js';
 import { bindKernel, type BatchRunner } from './binding.js';
 import { collectGarbage } from './garbage.js';
+import { kernelParams } from './kernelParams.js';
 import * as L from './layout.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
 
@@ -50,7 +51,10 @@ async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
   const names = Object.keys(ns).filter((n) => asKernel(ns[n]) !== undefined).sort();
   const kernels = names.map((n) => asKernel(ns[n])!);
   modules.set(id, kernels);
-  return names.map((name, i) => ({ name, form: kernelForm(kernels[i]!), async: isAsync(kernels[i]!) }));
+  return names.map((name, i) => {
+    const params = kernelParams(kernels[i]!);
+    return { name, form: kernelForm(kernels[i]!), async: isAsync(kernels[i]!), ...(params === undefined ? {} : { params }) };
+  });
 }
 
 function isAsync(kernel: KernelDefinition): boolean {
