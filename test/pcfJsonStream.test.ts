@@ -123,6 +123,16 @@ describe('the JSON stream reader', () => {
     );
   });
 
+  it('keeps the verdict of the first elements when later elements look like a different nesting', () => {
+    // Found by the property above: a string first, then a PCF-like array, used to read as "a single PCF".
+    for (const text of ['{"pcfs": ["x", [0]]}', '{"note": [1, {"pcfs": 2}], "pcfs": ["x", [0]]}', '["x", [[0, 1]]]']) {
+      expect(outcome(() => streamParse(new TextEncoder().encode(text), [], 'float64'))).toEqual(outcome(() => wholeStringParse(text, 'float64')));
+    }
+    expect(outcome(() => streamParse(new TextEncoder().encode('{"pcfs": ["x", [0]]}'), [], 'float64'))).toEqual({
+      error: 'InputFormatError: expected an array of PCFs (each an array of [t, v] pairs), got an array of length 2',
+    });
+  });
+
   it('reads numbers exactly as JSON.parse does', () => {
     fc.assert(
       fc.property(fc.array(numberText, { minLength: 1, maxLength: 30 }), (texts) => {

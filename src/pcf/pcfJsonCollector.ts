@@ -167,9 +167,13 @@ export class PcfJsonCollector implements JsonEvents {
     if (kind === 'object' && this.#level > 0) this.#skip = this.#level + 1;
   }
 
-  /** The first value that is not an opening '[' along R's first elements sets the depth. */
+  /**
+   * The first value that is not an opening '[' along R's first elements sets the depth. When that
+   * value shows the nesting is wrong, the depth stays unknown and later values must not change the
+   * verdict: the whole-document reader judges by the first elements only.
+   */
   #findDepth(kind: 'array' | 'object' | 'scalar' | 'close', r: number, isNumber = this.#lastNumber): void {
-    if (kind === 'array') return;
+    if (kind === 'array' || this.#nestingError !== undefined) return;
     const k = r; // arrays opened along the chain, R included
     if (kind === 'close') {
       this.#d = k === 1 ? 1 : k - 1;
