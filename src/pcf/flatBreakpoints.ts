@@ -1,4 +1,5 @@
 import { PcfError } from '../core/errors.js';
+import { checkBreakpoint } from './breakpointCheck.js';
 import type { PcfArray } from './pcf.js';
 
 /**
@@ -21,13 +22,7 @@ export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: numb
   for (let k = 0; k < n; k++) {
     const t = ts[k]! + 0; // +0 turns -0 into 0
     const v = vs[k]!;
-    if (!Number.isFinite(t)) throw new PcfError(index, `breakpoint ${k} has a non-finite time (${t})`);
-    if (!Number.isFinite(v)) throw new PcfError(index, `breakpoint ${k} has a non-finite value (${v})`);
-    if (t < 0) throw new PcfError(index, `breakpoint ${k} has a negative time (${t})`);
-    if (f32) {
-      if (!Number.isFinite(Math.fround(t))) throw new PcfError(index, `breakpoint ${k} has time ${t}, which overflows float32`);
-      if (!Number.isFinite(Math.fround(v))) throw new PcfError(index, `breakpoint ${k} has value ${v}, which overflows float32`);
-    }
+    checkBreakpoint(index, k, t, v, f32);
     if (!(t > prev)) sorted = false;
     prev = t;
     times[at + k] = t;

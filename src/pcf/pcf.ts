@@ -1,5 +1,6 @@
 import { OptionError, PcfError } from '../core/errors.js';
 import { checkInteger, checkOptionsObject, describe } from '../core/validate.js';
+import { checkBreakpoint } from './breakpointCheck.js';
 
 /**
  * Piecewise constant functions (PCFs) with masspcf's semantics: breakpoints (t_k, v_k) with
@@ -82,13 +83,7 @@ export function writeBreakpoints(
     }
     const t = pair[0] + 0; // +0 turns -0 into 0
     const v = pair[1];
-    if (!Number.isFinite(t)) throw new PcfError(index, `breakpoint ${k} has a non-finite time (${t})`);
-    if (!Number.isFinite(v)) throw new PcfError(index, `breakpoint ${k} has a non-finite value (${v})`);
-    if (t < 0) throw new PcfError(index, `breakpoint ${k} has a negative time (${t})`);
-    if (f32) {
-      if (!Number.isFinite(Math.fround(t))) throw new PcfError(index, `breakpoint ${k} has time ${t}, which overflows float32`);
-      if (!Number.isFinite(Math.fround(v))) throw new PcfError(index, `breakpoint ${k} has value ${v}, which overflows float32`);
-    }
+    checkBreakpoint(index, k, t, v, f32);
     if (!(t > prev)) sorted = false;
     prev = t;
     times[at + k] = t;

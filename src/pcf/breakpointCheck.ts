@@ -1,0 +1,18 @@
+import { PcfError } from '../core/errors.js';
+
+/**
+ * The checks every breakpoint of a PCF passes, whether it arrives as a `[t, v]` pair (pcf.ts) or as
+ * two columns from the JSON stream reader (flatBreakpoints.ts), so both give the same message.
+ * `t` has had -0 turned into 0; `f32` when the PCF is stored as float32.
+ *
+ * @throws PcfError naming PCF `index` and breakpoint `k`.
+ */
+export function checkBreakpoint(index: number, k: number, t: number, v: number, f32: boolean): void {
+  if (!Number.isFinite(t)) throw new PcfError(index, `breakpoint ${k} has a non-finite time (${t})`);
+  if (!Number.isFinite(v)) throw new PcfError(index, `breakpoint ${k} has a non-finite value (${v})`);
+  if (t < 0) throw new PcfError(index, `breakpoint ${k} has a negative time (${t})`);
+  if (f32) {
+    if (!Number.isFinite(Math.fround(t))) throw new PcfError(index, `breakpoint ${k} has time ${t}, which overflows float32`);
+    if (!Number.isFinite(Math.fround(v))) throw new PcfError(index, `breakpoint ${k} has value ${v}, which overflows float32`);
+  }
+}
