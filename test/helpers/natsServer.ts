@@ -1,0 +1,101 @@
+/**
+ * A real nats-server with JetStream for one test file: started on a free loopback port with a
+ * temporary store directory, and stopped by its process id (the store removed) in `stop`. A
+ * restart keeps the port and the store, as a crashed and restarted server would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where Debian's package puts the server; PATH is searched when it is elsewhere. */
+const SERVER = process.env.NATS_SERVER ?? 'nats-server';
+
+/** A free loopback port: the kernel's pick for a listener that is closed at once. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on `port`, or rejects after `ms`. */
+async function waitForPort(port: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = tcpConnect(port, '127.0.0.1');
+      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > until) throw new Error(`nats-server did not listen on port ${port} within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A running test server. */
+export interface NatsTestServer {
+  readonly url: string;
+  readonly port: number;
+  readonly storeDir: string;
+  /** Kills the server (SIGKILL, so nothing is flushed on the way out) and starts it again on the same port and store. */
+  restart(): Promise<void>;
+  /** Stops the server by pid and removes its store. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Whether a nats-server binary can be started here (tests skip outside CI when it cannot). */
+export async function natsServerAvailable(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(SERVER, ['--version'], { stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
+/**
+ * Starts nats-server with JetStream on a free loopback port.
+ * @throws when the server does not listen within 10 s.
+ */
+export async function startNatsServer(): Promise<NatsTestServer> {
+  const port = await freePort();
+  const storeDir = await mkdtemp(join(tmpdir(), 'pxl-nats-'));
+  let child: ChildProcess | undefined;
+  const launch = async (): Promise<void> => {
+    const c = spawn(SERVER, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    child = c;
+    await Promise.race([
+      waitForPort(port, 10_000),
+      new Promise((_, reject) => c.once('exit', (code) => reject(new Error(`nats-server exited with code ${String(code)} before listening`)))),
+    ]);
+  };
+  const kill = async (): Promise<void> => {
+    const c = child;
+    child = undefined;
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((resolve) => c.once('exit', resolve));
+    process.kill(c.pid!, 'SIGKILL');
+    await exited;
+  };
+  await launch();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    async restart() {
+      await kill();
+      await launch();
+    },
+    async stop() {
+      await kill();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}
