@@ -7,6 +7,7 @@ import { GeometryError, OptionError, RangeMapperError } from '../src/core/errors
 import { range, type Range } from '../src/core/range.js';
 import { area, contains, emptyRegion, equals, region, regionOf, union, type Region } from '../src/core/region.js';
 import { subrange } from '../src/core/subrange.js';
+import { split } from '../src/graph/split.js';
 import { all, evenSplit, fixed, neighborhood, oneToOne, slice } from '../src/graph/mappers.js';
 import { checkRangeMapper, type AnyRangeMapper, type RangeMapper } from '../src/graph/rangeMapper.js';
 
@@ -109,12 +110,18 @@ describe('all', () => {
 });
 
 describe('evenSplit', () => {
-  it('spreads a 1-D kernel over the rows of the buffer in proportion', () => {
+  it('deals the rows as Celerity does: the first items take the remainder', () => {
+    const m = evenSplit();
+    expect([0, 1, 2].map((i) => m(chunk([i], [1], [3]), range([10])))).toEqual([box([0], [4]), box([4], [7]), box([7], [10])]);
+  });
+
+  it('spreads a 1-D kernel over the rows of the buffer, whole chunks taking their items\' shares', () => {
     const buf = range([10, 3]);
     const m = evenSplit();
-    expect(m(chunk([0], [1], [4]), buf)).toEqual(box([0, 0], [2, 3]));
-    expect(m(chunk([1], [2], [4]), buf)).toEqual(box([2, 0], [7, 3]));
-    expect(m(chunk([3], [1], [4]), buf)).toEqual(box([7, 0], [10, 3]));
+    // 10 rows over 4 items: 3, 3, 2, 2.
+    expect(m(chunk([0], [1], [4]), buf)).toEqual(box([0, 0], [3, 3]));
+    expect(m(chunk([1], [2], [4]), buf)).toEqual(box([3, 0], [8, 3]));
+    expect(m(chunk([3], [1], [4]), buf)).toEqual(box([8, 0], [10, 3]));
   });
 
   it('tiles the buffer from its first row to its last for chunks that tile the kernel', () => {
@@ -123,16 +130,43 @@ describe('evenSplit', () => {
     expect(parts).toEqual([box([0], [6]), box([6], [12]), box([12], [18]), box([18], [22]), box([22], [26])]);
   });
 
+  it('hands out whole granules to the first items and the tail that is not one to the last', () => {
+    const shares = (rows: number, items: number, granularity: number): number[][] =>
+      Array.from({ length: items }, (_, i) => {
+        const b = evenSplit({ granularity })(chunk([i], [1], [items]), range([rows]));
+        return [b.min[0] ?? 0, b.max[0] ?? 0];
+      });
+    expect(shares(100, 3, 16)).toEqual([[0, 32], [32, 64], [64, 100]]);
+    expect(shares(20, 3, 4)).toEqual([[0, 8], [8, 16], [16, 20]]);
+    expect(shares(22, 3, 4)).toEqual([[0, 8], [8, 16], [16, 22]]);
+    expect(shares(130, 3, 16)).toEqual([[0, 48], [48, 96], [96, 130]]);
+    // Fewer granules than items: the first items get one granule each, the rest nothing.
+    expect(shares(10, 4, 4)).toEqual([[0, 4], [4, 8], [0, 0], [8, 10]]); // [0, 0]: the empty box
+  });
+
   it('puts boundaries on multiples of the granularity, the end of the buffer excepted', () => {
     const m = evenSplit({ granularity: 4 });
-    expect(m(chunk([0], [2], [4]), range([10]))).toEqual(box([0], [4]));
-    expect(m(chunk([2], [2], [4]), range([10]))).toEqual(box([4], [10]));
-    expect(m(chunk([0], [1], [4]), range([10]))).toBe(emptyBox(1));
+    expect(m(chunk([0], [2], [4]), range([10]))).toEqual(box([0], [8]));
+    expect(m(chunk([2], [2], [4]), range([10]))).toEqual(box([8], [10]));
+    expect(m(chunk([0], [1], [4]), range([10]))).toEqual(box([0], [4]));
   });
 
   it('gives an empty chunk nothing and rejects a zero granularity', () => {
     expect(evenSplit()(chunk([2], [0], [4]), range([10]))).toBe(emptyBox(1));
     expect(() => evenSplit({ granularity: 0 })).toThrow(new OptionError('evenSplit granularity must be an integer in [1, 9007199254740991], got 0'));
+  });
+
+  it('agrees with split on where remainders go', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 16 }), (rows, items, g) => {
+        fc.pre(items <= Math.ceil(rows / g));
+        const chunks = split(range([rows]), items, { granularity: g });
+        expect(chunks).toHaveLength(items);
+        chunks.forEach((c, i) => {
+          expect(evenSplit({ granularity: g })(chunk([i], [1], [items]), range([rows]))).toEqual(box([c.offset[0]], [c.offset[0] + c.range[0]]));
+        });
+      }),
+    );
   });
 });
 

@@ -40,9 +40,38 @@ describe('split known answers', () => {
     expect(along(chunks, 1)).toEqual([48, 40, 40]);
   });
 
-  it('cuts a long thin range across its long side', () => {
-    expect(sizes(split(range([1000, 10]), 4))).toEqual([[250, 10], [250, 10], [250, 10], [250, 10]]);
-    expect(sizes(split(range([10, 1000]), 4))).toEqual([[10, 250], [10, 250], [10, 250], [10, 250]]);
+  it('gives the whole granules left over to the first parts and the tail to the last, as evenSplit does', () => {
+    expect(sizes(split(range([10]), 3))).toEqual([[4], [3], [3]]);
+    expect(sizes(split(range([100]), 3, { granularity: 16 }))).toEqual([[32], [32], [36]]);
+    expect(sizes(split(range([130]), 3, { granularity: 16 }))).toEqual([[48], [48], [34]]);
+  });
+
+  it('picks the 2-D factors as Celerity does: 256×64 on 8 is 4×2 chunks of 64×32', () => {
+    const chunks = split(range([256, 64]), 8);
+    expect(chunks).toHaveLength(8);
+    expect(along(chunks, 0)).toEqual([64, 64, 64, 64]);
+    expect(along(chunks, 1)).toEqual([32, 32]);
+    expect(sizes(split(range([64, 256]), 8))).toEqual(new Array(8).fill([32, 64]));
+  });
+
+  it('cuts a square-ish range more along dimension 0, another by the shorter chunk edges', () => {
+    // 2×4 and 4×2 tie on chunks; 100×98 is square within 5%, so dimension 0 takes the 4.
+    expect(along(split(range([100, 98]), 8), 0)).toHaveLength(4);
+    expect(along(split(range([98, 100]), 8), 0)).toHaveLength(4);
+    // 1000×10 on 4: 2×2 and 2×2 are one pair, taken as it comes; 500 + 5 is the edge sum either way.
+    expect(sizes(split(range([1000, 10]), 4))).toEqual([[500, 5], [500, 5], [500, 5], [500, 5]]);
+    // 60×200 on 6: 2×3 (30 + 66 = 96) beats 3×2 (20 + 100 = 120).
+    const c = split(range([60, 200]), 6);
+    expect([along(c, 0).length, along(c, 1).length]).toEqual([2, 3]);
+  });
+
+  it('goes down to a smaller factor pair when the granules do not allow the first, and keeps the best', () => {
+    // 9 = 3×3, but dimension 1 has 2 granules: 3×2 = 6 < 9, then 1×9 → 9×1 gives 9 chunks.
+    const c = split(range([90, 2]), 9);
+    expect(c).toHaveLength(9);
+    expect([along(c, 0).length, along(c, 1).length]).toEqual([9, 1]);
+    // 4 on a 1×3 range: 2×2 → 1×2 (2 chunks), 1×4 → 1×3 (3 chunks): the best, 3.
+    expect(sizes(split(range([1, 3]), 4))).toEqual([[1, 1], [1, 1], [1, 1]]);
   });
 
   it('cuts only dimension 0 with axes 1, and keeps dimension 2 of a 3-D range whole', () => {
@@ -81,7 +110,7 @@ describe('split properties', () => {
     }),
   );
 
-  it('covers the range exactly once with non-empty chunks that respect granularity and put large parts first', () => {
+  it('covers the range exactly once with non-empty chunks that respect granularity and put large parts first, the tail last', () => {
     fc.assert(
       fc.property(caseArb, fc.integer({ min: 1, max: 20 }), ({ extent, gran }, count) => {
         const chunks = split(range(extent), count, { granularity: gran });
@@ -112,9 +141,11 @@ describe('split properties', () => {
           const d = a.findIndex((x, k) => x !== b[k]);
           expect(a[d]!).toBeLessThan(b[d]!);
         }
+        // Along each dimension every part but the last is `step` or `step + g`, larger ones first.
         for (let d = 0; d < extent.length; d++) {
-          const parts = along(chunks, d);
+          const parts = along(chunks, d).slice(0, -1);
           for (let i = 1; i < parts.length; i++) expect(parts[i]!).toBeLessThanOrEqual(parts[i - 1]!);
+          if (parts.length > 0) expect(parts[0]! - parts[parts.length - 1]!).toBeLessThanOrEqual(gran[d]!);
         }
       }),
     );

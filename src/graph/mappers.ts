@@ -9,6 +9,7 @@ import { checkCoords, dimsWord, type CoordsInput, type Dims, type DimsOf } from 
 import type { Range } from '../core/range.js';
 import { boundingBox, checkIndexSet, formatRegion, intersection, region, type IndexSet, type Region } from '../core/region.js';
 import { checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.js';
+import { evenDeal, shareStart } from './evenShares.js';
 import { clampedBox, defineRangeMapper, type MapperInfo } from './rangeMapper.js';
 
 /** The mapper {@link oneToOne} and {@link slice} return: a kernel and buffer of one dimensionality `D`. */
@@ -131,11 +132,13 @@ export interface EvenSplitOptions {
 export type EvenSplitMapper = (<BD extends Dims>(chunk: Chunk<1>, bufferRange: Range<BD>) => Box<BD>) & MapperInfo;
 
 /**
- * Spreads a 1-dimensional kernel evenly over the buffer's dimension 0: a chunk covering the kernel
- * items `[o, o + n)` of `G` accesses the rows `[⌊o·B/G⌋, ⌊(o+n)·B/G⌋)` of a buffer with `B` rows,
- * all of every other dimension. Chunks that tile the kernel therefore tile the buffer without overlap,
- * so it suits producer accesses. With a granularity `g`, each boundary is rounded down to a multiple
- * of `g` (the buffer's end stays the end).
+ * Spreads a 1-dimensional kernel of `G` items evenly over the buffer's dimension 0, as Celerity's
+ * even_split: kernel item `i` owns a share of the `B` rows, dealt as `split` deals a range (each
+ * share `⌊B / (G·g)⌋·g` rows, the whole granules left over one each to the first items, the tail that
+ * is not a whole granule to the last item), and a chunk covering the items `[o, o + n)` accesses the
+ * rows of their shares and all of every other dimension. 10 rows over 3 items → [0,4) [4,7) [7,10).
+ * Chunks that tile the kernel therefore tile the buffer without overlap, so it suits producer
+ * accesses.
  * @throws {OptionError} when the granularity is not a positive integer. Serving a kernel of more than
  * one dimension is a `RangeMapperError`.
  */
@@ -147,16 +150,8 @@ export function evenSplit(options?: EvenSplitOptions): EvenSplitMapper {
   return defineRangeMapper(name, mismatch, <BD extends Dims>(c: Chunk<1>, r: Range<BD>): Box<BD> => {
     const [o] = c.offset;
     const [n] = c.range;
-    const [total] = c.globalSize;
-    const rows = r[0];
-    const boundary = (x: number): number => (x === total ? rows : Math.floor(mulDiv(x, rows, total) / g) * g);
     if (n === 0) return emptyBox(r.length as BD);
-    return clampedBox([boundary(o), ...r.slice(1).map(() => 0)], [boundary(o + n), ...r.slice(1)], r);
+    const deal = evenDeal(r[0], c.globalSize[0], g);
+    return clampedBox([shareStart(deal, o), ...r.slice(1).map(() => 0)], [shareStart(deal, o + n), ...r.slice(1)], r);
   });
-}
-
-/** ⌊a·b/c⌋ exactly, also when a·b exceeds 2^53. */
-function mulDiv(a: number, b: number, c: number): number {
-  const p = a * b;
-  return Number.isSafeInteger(p) ? Math.floor(p / c) : Number((BigInt(a) * BigInt(b)) / BigInt(c));
 }

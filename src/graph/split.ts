@@ -3,6 +3,7 @@ import { checkCoords, dimsWord, type Dims } from '../core/dims.js';
 import { OptionError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
 import { checkInteger, checkOptionsObject, describe } from '../core/validate.js';
+import { evenDeal, shareStart } from './evenShares.js';
 
 /** Options of {@link split}. */
 export interface SplitOptions {
@@ -23,16 +24,21 @@ const SPLIT_OPTIONS: readonly (keyof SplitOptions)[] = ['granularity', 'axes'];
 
 /**
  * Splits a kernel's index space into at most `count` chunks, one per core or device, in row-major
- * order (dimension 0 outermost). Along each cut dimension the extent is dealt out in units of the
- * granularity as evenly as possible, larger parts first, so the first chunk is the largest; a chunk is
- * never empty, so fewer than `count` chunks come back when there are fewer units than that (and none
- * for an empty range). Examples: 13 items on 5 → 3,3,3,2,2; 80 on 3 with granularity 16 → 32,32,16.
+ * order (dimension 0 outermost), as Celerity's split does. Along each cut dimension with `n` parts,
+ * every part gets `⌊extent / (n·g)⌋·g` items (`g` the granularity), the whole granules left over go
+ * one each to the first parts, and the last part also takes the tail that is not a whole granule
+ * (see `evenShares.ts`; `access.evenSplit` deals buffer rows by the same rule). A chunk is never
+ * empty, so fewer than `count` chunks come back when there are fewer granules than that (and none
+ * for an empty range). Examples: 13 items on 5 → 3,3,3,2,2; 80 on 3 with granularity 16 → 32,32,16;
+ * 100 on 3 with granularity 16 → 32,32,36.
  *
- * Two-dimensional grids: among the factor pairs `rows × columns = count`, split picks the one that
- * (1) yields the most non-empty chunks, then (2) makes the largest chunk's rows + columns smallest
- * (square-ish chunks have the least boundary, so stencils exchange the least), then (3) cuts dimension
- * 0 more often. So 100×100 on 6 → 3×2 (rows 34,33,33 × columns 50,50), 128×128 on 12 with
- * granularity (16,8) → 4×3 (rows 32,32,32,32 × columns 48,40,40), and 1000×10 on 4 → 4×1.
+ * Two-dimensional grids: factor pairs `f × count/f` are tried from `f = ⌊√count⌋` down. For a pair,
+ * the orientation that yields more chunks wins (a dimension has at most as many parts as granules);
+ * on a tie, a square-ish range (√area / extent of dimension 0 within 5% of 1) takes more cuts along
+ * dimension 0, any other the smaller chunk circumference `⌊e0/c0⌋ + ⌊e1/c1⌋`. The first pair that
+ * yields exactly `count` chunks is taken, else the one that yields the most. So 256×64 on 8 → 4×2
+ * chunks of 64×32, 100×100 on 6 → 3×2 (rows 34,33,33 × columns 50,50), 128×128 on 12 with
+ * granularity (16,8) → 4×3 (rows 32,32,32,32 × columns 48,40,40), and 1000×10 on 4 → 2×2.
  * @throws {OptionError} when `count` is not a positive integer, or a granularity or `axes` is invalid,
  *   or an option is unknown; GeometryError when `globalRange` is not 1 to 3 non-negative integers.
  */
@@ -45,7 +51,7 @@ export function split<D extends Dims>(globalRange: Range<D>, count: number, opti
   const axes = checkInteger('split axes', o.axes ?? Math.min(2, dims), 1, Math.min(2, dims));
   if (extent.some((e) => e === 0)) return [];
   const units = extent.map((e, d) => Math.ceil(e / gran[d]!));
-  const parts = axes === 1 ? [Math.min(count, units[0]!)] : grid(count, extent, units, gran);
+  const parts = axes === 1 ? [Math.min(count, units[0]!)] : grid(count, extent, units);
   const cuts = extent.map((e, d) => (d < parts.length ? cut(e, gran[d]!, parts[d]!) : [{ offset: 0, size: e }]));
   const chunks: Chunk<D>[] = [];
   for (const p of product(cuts)) {
@@ -59,46 +65,40 @@ interface Segment {
   readonly size: number;
 }
 
-/** Cuts `[0, extent)` into `parts` segments of whole granules, larger first, the last one trimmed. */
+/** Cuts `[0, extent)` into `parts` segments by the even-shares rule; `parts` never exceeds the granules, so none is empty. */
 function cut(extent: number, granularity: number, parts: number): Segment[] {
-  const units = Math.ceil(extent / granularity);
-  const base = Math.floor(units / parts);
-  const extra = units % parts;
+  const deal = evenDeal(extent, parts, granularity);
   const out: Segment[] = [];
-  let offset = 0;
   for (let i = 0; i < parts; i++) {
-    const size = Math.min((base + (i < extra ? 1 : 0)) * granularity, extent - offset);
-    out.push({ offset, size });
-    offset += size;
+    const offset = shareStart(deal, i);
+    out.push({ offset, size: shareStart(deal, i + 1) - offset });
   }
   return out;
 }
 
-/** The rows × columns grid for `count` chunks (see {@link split} for the rule). */
-function grid(count: number, extent: readonly number[], units: readonly number[], gran: readonly number[]): [number, number] {
-  let best: { rows: number; cols: number; chunks: number; perimeter: number } | undefined;
-  for (const rows of divisorsDescending(count)) {
-    const r = Math.min(rows, units[0]!);
-    const c = Math.min(count / rows, units[1]!);
-    const chunks = r * c;
-    const perimeter = cut(extent[0]!, gran[0]!, r)[0]!.size + cut(extent[1]!, gran[1]!, c)[0]!.size;
-    // Rows are tried from most to fewest, so on a full tie the earlier (more rows) candidate stays.
-    if (best === undefined || chunks > best.chunks || (chunks === best.chunks && perimeter < best.perimeter)) {
-      best = { rows: r, cols: c, chunks, perimeter };
-    }
+/** The parts along dimensions 0 and 1 for `count` chunks (see {@link split} for the rule). */
+function grid(count: number, extent: readonly number[], units: readonly number[]): [number, number] {
+  let best: [number, number] = [0, 0];
+  for (let f = Math.floor(Math.sqrt(count)); f >= 1; f--) {
+    while (f > 1 && count % f !== 0) f--;
+    const pair = orient(f, count / f, extent, units);
+    if (pair[0] * pair[1] > best[0] * best[1]) best = pair;
+    if (pair[0] * pair[1] === count) break;
   }
-  return [best!.rows, best!.cols];
+  return best;
 }
 
-function divisorsDescending(n: number): number[] {
-  const small: number[] = [];
-  const large: number[] = [];
-  for (let i = 1; i * i <= n; i++) {
-    if (n % i !== 0) continue;
-    small.push(i);
-    if (i * i !== n) large.push(n / i);
-  }
-  return [...large, ...small.reverse()];
+/** Which of the factors `f0 <= f1` cuts dimension 0, limited by the granules of each dimension. */
+function orient(f0: number, f1: number, extent: readonly number[], units: readonly number[]): [number, number] {
+  const a: [number, number] = [Math.min(f0, units[0]!), Math.min(f1, units[1]!)];
+  const b: [number, number] = [Math.min(f1, units[0]!), Math.min(f0, units[1]!)];
+  if (a[0] * a[1] !== b[0] * b[1]) return a[0] * a[1] > b[0] * b[1] ? a : b;
+  // Square-ish ranges cut dimension 0 more often: its chunks are then contiguous runs of memory.
+  const squareness = Math.sqrt(extent[0]! * extent[1]!) / extent[0]!;
+  if (squareness > 0.95 && squareness < 1.05) return f0 >= f1 ? a : b;
+  // Otherwise the shorter chunk edges: less boundary, so stencils exchange less.
+  const edge = (p: [number, number]): number => Math.floor(extent[0]! / p[0]) + Math.floor(extent[1]! / p[1]);
+  return edge(a) < edge(b) ? a : b;
 }
 
 function granularityOf(value: number | readonly number[], dims: number): number[] {
