@@ -1,8 +1,6 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { MessageChannel, Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
 import { invariant } from '../../core/errors.js';
+import { startThread, threadEntry, tsxUrl } from '../../platform/thread.js';
 import * as L from './layout.js';
 import type { KernelInfo } from '../backend.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
@@ -13,15 +11,7 @@ import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
  * took down is the dispatcher's business; the pool only reports the death.
  */
 
-const fromSource = import.meta.url.endsWith('.ts');
-const workerEntry = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
-const tsxUrl = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-
-/** Worker source used when pxl itself runs from TypeScript sources (tests): register tsx first. */
-const sourceBootstrap = `
-const { workerData } = require('node:worker_threads');
-import(workerData.tsxUrl).then((m) => { m.register(); globalThis[Symbol.for('pxl.tsx')] = true; return import(${JSON.stringify(workerEntry.href)}); });
-`;
+const workerEntry = threadEntry(import.meta.url, 'worker');
 
 export interface CorePoolEvents {
   onMessage(core: number, msg: CoreToHost): void;
@@ -175,10 +165,10 @@ export class CorePool {
       port: port2,
       modules: [...this.#modules],
       buffers: [...this.#buffers],
-      tsxUrl,
+      tsxUrl: tsxUrl(),
     };
     const options = { workerData: init, transferList: [port2], ...(this.#limits === undefined ? {} : { resourceLimits: this.#limits }) };
-    const worker = fromSource ? new Worker(sourceBootstrap, { ...options, eval: true }) : new Worker(workerEntry, options);
+    const worker = startThread(workerEntry, options);
     let lastError: unknown;
     const entry: Core = { worker, port: port1, ready: Promise.resolve(), isReady: false };
     entry.ready = new Promise<void>((resolve, reject) => {

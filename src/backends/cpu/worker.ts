@@ -13,6 +13,7 @@ import { collectGarbage } from './garbage.js';
 import { kernelParams } from './kernelParams.js';
 import * as L from './layout.js';
 import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
+import { TSX_LOADED } from '../../platform/thread.js';
 
 const init = workerData as CoreInit;
 const ctl = new Int32Array(init.ctl);
@@ -20,7 +21,6 @@ const argBytes = new Uint8Array(init.args);
 const base = L.coreBase(init.core);
 const buffers = new Map<number, SharedArrayBuffer>(init.buffers);
 const modules = new Map<number, KernelDefinition[]>();
-const TSX = Symbol.for('pxl.tsx');
 /** What `mu.message()` does while no kernel runs on this core: throw. */
 const sendOutsideKernel = muState.send;
 
@@ -42,10 +42,10 @@ function post(msg: CoreToHost): void {
 }
 
 async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
-  if (/\.[mc]?ts$/.test(new URL(url).pathname) && !(globalThis as Record<symbol, unknown>)[TSX]) {
+  if (/\.[mc]?ts$/.test(new URL(url).pathname) && !(globalThis as Record<symbol, unknown>)[TSX_LOADED]) {
     const { register } = (await import(init.tsxUrl)) as { register: () => unknown };
     register();
-    (globalThis as Record<symbol, unknown>)[TSX] = true;
+    (globalThis as Record<symbol, unknown>)[TSX_LOADED] = true;
   }
   const ns = (await import(url)) as Record<string, unknown>;
   const names = Object.keys(ns).filter((n) => asKernel(ns[n]) !== undefined).sort();

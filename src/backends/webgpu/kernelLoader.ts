@@ -1,6 +1,7 @@
 import { ModuleLoadError } from '../../core/errors.js';
 import { asKernel, kernelForm, type KernelDefinition } from '../../mu/kernel.js';
 import type { KernelInfo } from '../backend.js';
+import { TSX_LOADED } from '../../platform/thread.js';
 
 /**
  * Host-side kernel module loading for the webgpu backend. There are no MU core threads: the host
@@ -16,16 +17,15 @@ export interface LoadedKernel {
   readonly definition: KernelDefinition;
 }
 
-const TSX = Symbol.for('pxl.tsx');
 
 /** Registers tsx once so plain Node can import TypeScript kernel modules (test runners need not). */
 async function registerTypeScript(): Promise<void> {
   const g = globalThis as Record<symbol, unknown>;
-  if (g[TSX] === true) return;
+  if (g[TSX_LOADED] === true) return;
   const api = 'tsx/esm/api';
   const { register } = (await import(api)) as { register: () => unknown };
   register();
-  g[TSX] = true;
+  g[TSX_LOADED] = true;
 }
 
 async function importModule(url: string): Promise<Record<string, unknown>> {
