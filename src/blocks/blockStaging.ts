@@ -5,18 +5,14 @@
  * above the diagonal), a condensed file receives the block's columns (scipy's rows), a dense file
  * its rows.
  *
- * Staging is host work on the main thread, so it is a generator that yields after about
- * {@link STAGE_STEP_ELEMENTS} elements: the caller lets the event loop run between steps, so a
- * block of millions of pairs never stalls it.
+ * Staging runs on the file writer's thread (fileWriterThread.ts), never on the main thread, so a
+ * block of millions of pairs never stalls the event loop.
  */
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
 import { condensedAt } from './distanceMatrix.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
-
-/** Elements copied between two yields: a few milliseconds of strided copying. */
-export const STAGE_STEP_ELEMENTS = 1 << 18;
 
 /** `length` elements of the staging buffer from `from` go to element `at` of the file's data. */
 export interface StagedRun {
@@ -67,69 +63,67 @@ function skipped(block: BlockInfo, i: number, j: number, v: number, rule: string
 
 /**
  * Copies `block`'s results from `buf` (row-major, `colCount` per row) into `staging` and appends
- * the file runs to `runs`, yielding after every {@link STAGE_STEP_ELEMENTS} or so elements.
- * `staging` must hold {@link stagedElements} elements of the layout's dtype.
+ * the file runs to `runs`. `staging` must hold {@link stagedElements} elements of the layout's dtype.
  *
  * In a square file the diagonal comes from the block (0 for distances, the self inner product for
  * kernels); entries above the diagonal inside `buf` must be 0, as in the in-memory writers.
  *
  * @throws {LogicError} when the block leaves a non-zero where the layout keeps nothing.
  */
-export function* stageBlock(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): Generator<void, void, void> {
+export function stageBlock(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
   const { rowCount, colCount } = block;
-  const rowsPerStep = Math.max(1, Math.floor(STAGE_STEP_ELEMENTS / Math.max(1, colCount)));
-  const colsPerStep = Math.max(1, Math.floor(STAGE_STEP_ELEMENTS / Math.max(1, rowCount)));
-  // The loops live in plain functions: V8 optimizes those while they run (on-stack replacement),
-  // but not a generator's own loops, which would stay interpreted for a block's first pass.
-  if (layout.kind === 'dense' || (layout.kind === 'square' && !isDiagonal(block))) {
-    for (let r = 0; r < rowCount; r += rowsPerStep) {
-      copyRows(layout, block, buf, staging, runs, r, Math.min(rowCount, r + rowsPerStep));
-      yield;
-    }
-  }
-  if (layout.kind === 'square' && !isDiagonal(block)) {
-    for (let c = 0; c < colCount; c += colsPerStep) {
-      copyMirror(layout, block, buf, staging, runs, c, Math.min(colCount, c + colsPerStep));
-      yield;
-    }
-  }
-  if (layout.kind === 'square' && isDiagonal(block)) {
-    for (let r = 0; r < rowCount; r += rowsPerStep) {
-      copySymmetricRows(layout, block, buf, staging, runs, r, Math.min(rowCount, r + rowsPerStep));
-      yield;
-    }
-  }
-  if (layout.kind === 'condensed') {
-    let from = 0;
-    for (let c = 0; c < colCount; c += colsPerStep) {
-      from = copyCondensed(layout, block, buf, staging, runs, c, Math.min(colCount, c + colsPerStep), from);
-      yield;
-    }
+  switch (layout.kind) {
+    case 'dense':
+      copyRows(layout, block, buf, staging, runs);
+      return;
+    case 'square':
+      if (isDiagonal(block)) {
+        copySymmetricRows(layout, block, buf, staging, runs);
+      } else {
+        copyRows(layout, block, buf, staging, runs);
+        copyMirror(layout, block, buf, staging, runs);
+      }
+      return;
+    case 'condensed':
+      copyCondensed(layout, block, buf, staging, runs);
   }
 }
 
-/** Block rows [r0, r1) as they are: one run per row (one run for the block when it spans every column). */
-function copyRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], r0: number, r1: number): void {
-  const { rowFirst, colFirst, colCount } = block;
-  staging.set(buf.subarray(r0 * colCount, r1 * colCount), r0 * colCount);
-  for (let k = r0; k < r1; k++) push(runs, (rowFirst + k) * layout.nCols + colFirst, k * colCount, colCount);
+/** The block's rows as they are: one run per row (one run for the block when it spans every column). */
+function copyRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  staging.set(buf.subarray(0, rowCount * colCount));
+  for (let k = 0; k < rowCount; k++) push(runs, (rowFirst + k) * layout.nCols + colFirst, k * colCount, colCount);
 }
 
-/** The mirror of block columns [c0, c1): block column c is file row colFirst + c, from column rowFirst on. */
-function copyMirror(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], c0: number, c1: number): void {
+/**
+ * The mirror is a transpose, done in square tiles of this side: a tile's source rows and target
+ * rows both stay in cache while it is copied, where a column at a time would fetch a cache line per
+ * element (measured: about twice as fast for 1,024 x 1,024 float64 blocks).
+ */
+const MIRROR_TILE = 32;
+
+/** The mirror of the block: block column c is file row colFirst + c, from column rowFirst on. */
+function copyMirror(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
   const { rowFirst, rowCount, colFirst, colCount } = block;
   const base = rowCount * colCount;
-  for (let k = c0; k < c1; k++) {
-    const from = base + k * rowCount;
-    for (let r = 0; r < rowCount; r++) staging[from + r] = buf[r * colCount + k] as number;
-    push(runs, (colFirst + k) * layout.nCols + rowFirst, from, rowCount);
+  for (let r0 = 0; r0 < rowCount; r0 += MIRROR_TILE) {
+    const r1 = Math.min(rowCount, r0 + MIRROR_TILE);
+    for (let c0 = 0; c0 < colCount; c0 += MIRROR_TILE) {
+      const c1 = Math.min(colCount, c0 + MIRROR_TILE);
+      for (let k = c0; k < c1; k++) {
+        const to = base + k * rowCount;
+        for (let r = r0; r < r1; r++) staging[to + r] = buf[r * colCount + k] as number;
+      }
+    }
   }
+  for (let k = 0; k < colCount; k++) push(runs, (colFirst + k) * layout.nCols + rowFirst, base + k * rowCount, rowCount);
 }
 
-/** Rows [r0, r1) of a band against itself: the symmetric square sub-matrix, built from its lower triangle. */
-function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], r0: number, r1: number): void {
-  const { rowFirst, colFirst, colCount } = block;
-  for (let k = r0; k < r1; k++) {
+/** A band against itself: the symmetric square sub-matrix, built from its lower triangle. */
+function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  for (let k = 0; k < rowCount; k++) {
     const row = k * colCount;
     for (let c = 0; c <= k; c++) staging[row + c] = buf[row + c] as number;
     for (let c = k + 1; c < colCount; c++) {
@@ -142,12 +136,13 @@ function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatAr
 }
 
 /**
- * Block columns [c0, c1) into scipy's order: column j holds (i, j), i > j, which is scipy's (j, i),
- * consecutive along i from condensedAt(n, j, i). Returns where the next column goes in `staging`.
+ * Block columns into scipy's order: column j holds (i, j), i > j, which is scipy's (j, i),
+ * consecutive along i from condensedAt(n, j, i).
  */
-function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[], c0: number, c1: number, from: number): number {
+function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
   const { rowFirst, rowCount, colFirst, colCount } = block;
-  for (let k = c0; k < c1; k++) {
+  let from = 0;
+  for (let k = 0; k < colCount; k++) {
     const j = colFirst + k;
     const first = Math.max(j + 1 - rowFirst, 0);
     for (let r = 0; r < Math.min(first, rowCount); r++) {
@@ -159,5 +154,4 @@ function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray,
     push(runs, condensedAt(layout.nCols, j, rowFirst + first), from, rowCount - first);
     from += rowCount - first;
   }
-  return from;
 }

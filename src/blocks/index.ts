@@ -26,7 +26,7 @@ export type { DeviceSlot, MultiDeviceStorage } from './multiDeviceBlockOp.js';
 export type { BlockPipelineOptions, BlockProgress } from './blockPipeline.js';
 export { FILE_LAYOUTS, npyFileLayout, npyHeader } from './npyLayout.js';
 export type { FileLayout, NpyFileLayout } from './npyLayout.js';
-export { STAGE_STEP_ELEMENTS, stageBlock, stagedElements } from './blockStaging.js';
+export { stageBlock, stagedElements } from './blockStaging.js';
 export type { StagedRun } from './blockStaging.js';
 export { NpyFileSink } from './npyFileSink.js';
 export type { NpyFileSinkOptions } from './npyFileSink.js';

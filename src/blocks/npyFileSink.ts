@@ -1,24 +1,24 @@
 /**
- * A result writer that streams blocks into an `.npy` file: each finished block is staged (in
- * event-loop-friendly steps) and written to its final offsets with positional writes, which run on
- * libuv's thread pool, off the main thread. The whole matrix never exists in memory: at most a few
- * staging buffers, within a byte budget, are in flight, and `write` waits for one to come free, so a
- * disk slower than the computation holds the pipeline back instead of filling memory.
+ * A result writer that streams blocks into an `.npy` file: each finished block is handed to a
+ * writer thread (see FileWriter), which stages it and writes it to its final offsets with
+ * positional writes, off the main thread. The whole matrix never exists in memory: at most a few
+ * blocks, within a byte budget, are in flight, and `write` waits for one to come free, so a disk
+ * slower than the computation holds the pipeline back instead of filling memory.
  *
  * The file is written as `.<name>.<pid>.<hex>.tmp` beside the target with a journal of finished
  * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
  * a hard-killed one leaves both for a later run to resume (or to remove).
  */
-import { write as writeAt } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, invariant } from '../core/errors.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
-import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
+import { stagedElements } from './blockStaging.js';
 import { checkDiskSpace, type WayOut } from './capacityCheck.js';
-import { allocFloatArray, type FloatArray } from './floatArray.js';
+import { FileWriter } from './fileWriter.js';
+import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials, type PartialPaths } from './partialFiles.js';
 import type { ResultWriter } from './resultWriter.js';
@@ -32,33 +32,19 @@ export interface NpyFileSinkOptions {
   readonly identity: { readonly inputs: string; readonly options: string };
   /** Continue the partial file of a dead process for the same target and identity. Default false. */
   readonly resume?: boolean;
-  /** Bytes of staging buffers in flight to disk; at least two blocks' worth is always allowed. */
+  /** Bytes of blocks in flight to disk; at least two blocks' worth is always allowed. */
   readonly queueBytes: number;
   /** The result in words and the ways to shrink it, for the free-space refusal. */
   readonly what: string;
   readonly waysOut: readonly WayOut[];
 }
 
-/** Writes in flight per staged block: enough to keep the thread pool busy without flooding it. */
-const WRITES_PER_BLOCK = 4;
-
-/**
- * One positional write. fs.write on the descriptor costs about half of FileHandle.write per call
- * (measured: 7 µs against 15 µs for 2 KiB writes), and a square file takes one call per block row.
- */
-function writeRun(fd: number, bytes: Uint8Array, offset: number, length: number, position: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    writeAt(fd, bytes, offset, length, position, (error, written) => (error === null ? resolve(written) : reject(error)));
-  });
-}
 /** Journal flushes (each an fdatasync of the data and of the journal) at most this often. */
 const FLUSH_INTERVAL_MS = 1000;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Streams a block schedule's results into an `.npy` file. Use: {@link NpyFileSink.open}, then
@@ -79,11 +65,7 @@ export class NpyFileSink implements ResultWriter {
   readonly #handle: FileHandle;
   readonly #resumed: { readonly header: JournalHeader; readonly done: ReadonlySet<number> } | undefined;
   #journal: BlockJournal | undefined;
-  #free: FloatArray[] = [];
-  #allocated = 0;
-  #maxBuffers = 2;
-  #stagingElements = 0;
-  #waiting: Array<() => void> = [];
+  #writer: FileWriter | undefined;
   readonly #tasks = new Set<Promise<void>>();
   #failure: { error: unknown } | undefined;
   #lastFlush = -Infinity;
@@ -201,39 +183,43 @@ export class NpyFileSink implements ResultWriter {
       const header: JournalHeader = { ...this.#options.identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes };
       this.#journal = await BlockJournal.create(this.#paths.journal, header);
     }
-    this.#stagingElements = todo.reduce((m, b) => Math.max(m, stagedElements(layout, b)), 0);
-    const bufferBytes = Math.max(1, this.#stagingElements * layout.elementBytes);
-    this.#maxBuffers = Math.max(2, Math.floor(this.#options.queueBytes / bufferBytes));
+    const stagingElements = todo.reduce((m, b) => Math.max(m, stagedElements(layout, b)), 0);
+    const blockElements = todo.reduce((m, b) => Math.max(m, b.rowCount * b.colCount), 0);
+    const slotBytes = Math.max(1, blockElements * layout.elementBytes);
+    this.#writer = FileWriter.start({
+      fd: this.#handle.fd,
+      layout,
+      blockElements,
+      stagingElements,
+      slots: Math.max(2, Math.floor(this.#options.queueBytes / slotBytes)),
+      onWritten: (block) => this.#blockDone(block),
+    });
     return todo;
   }
 
   /**
-   * Stages `block` from `buf` and queues its writes. Resolves once `buf` may be reused: after the
-   * copy, which first waits for a staging buffer when the byte budget is in flight (backpressure).
+   * Hands `block`'s results to the writer thread. Resolves once `buf` may be reused: after the
+   * copy, which first waits while the byte budget is in flight (backpressure).
    *
-   * @throws (rejects) the first write error of an earlier block, as an InputFormatError naming the
-   *   target; LogicError when the block left a value where the layout keeps nothing.
+   * @throws (rejects) the first failure of an earlier block: a write error as an InputFormatError
+   *   naming the target, a LogicError when a block left a value where the layout keeps nothing.
    */
   async write(block: BlockInfo, buf: FloatArray): Promise<void> {
     this.#throwIfFailed();
-    invariant(this.#journal !== undefined, 'NpyFileSink.write before begin');
-    const staging = await this.#acquire();
-    const runs: StagedRun[] = [];
+    invariant(this.#writer !== undefined, 'NpyFileSink.write before begin');
     try {
-      for (const _ of stageBlock(this.#options.layout, block, buf, staging, runs)) await nextTurn();
+      await this.#writer.put(block, buf);
     } catch (error) {
-      this.#release(staging);
+      this.#throwIfFailed();
       throw error;
     }
-    this.#track(this.#writeRuns(staging, runs).finally(() => this.#release(staging)).then(() => this.#blockDone(block)), block);
   }
 
   /** Keeps `work` until it settles; its error becomes the sink's failure, thrown by the next call. */
-  #track(work: Promise<void>, block?: BlockInfo): void {
+  #track(work: Promise<void>): void {
     const task = work
       .catch((error: unknown) => {
-        const what = block === undefined ? 'flush the journal of' : `write block ${block.index} to`;
-        this.#failure ??= { error: new InputFormatError(`cannot ${what} ${this.#paths.temp}: ${reason(error)}`, this.#options.target, { cause: error }) };
+        this.#failure ??= { error: new InputFormatError(`cannot flush the journal of ${this.#paths.temp}: ${reason(error)}`, this.#options.target, { cause: error }) };
       })
       .finally(() => this.#tasks.delete(task));
     this.#tasks.add(task);
@@ -285,54 +271,19 @@ export class NpyFileSink implements ResultWriter {
   }
 
   async #settle(): Promise<void> {
+    await this.#writer?.stop();
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
   }
 
   #throwIfFailed(): void {
+    const written = this.#writer?.failure;
+    if (written !== undefined && this.#failure === undefined) {
+      this.#failure = { error: written instanceof LogicError ? written : new InputFormatError(`cannot write to ${this.#paths.temp}: ${written.message}`, this.#options.target, { cause: written }) };
+    }
     if (this.#failure !== undefined) throw this.#failure.error;
   }
 
-  async #acquire(): Promise<FloatArray> {
-    for (;;) {
-      const buffer = this.#free.pop();
-      if (buffer !== undefined) return buffer;
-      if (this.#allocated < this.#maxBuffers) {
-        this.#allocated++;
-        return allocFloatArray(this.#options.layout.dtype, this.#stagingElements);
-      }
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    }
-  }
-
-  #release(buffer: FloatArray): void {
-    this.#free.push(buffer);
-    this.#waiting.shift()?.();
-  }
-
-  async #writeRuns(staging: FloatArray, runs: readonly StagedRun[]): Promise<void> {
-    const size = this.#options.layout.elementBytes;
-    const base = this.#options.layout.header.length;
-    const bytes = new Uint8Array(staging.buffer, staging.byteOffset, staging.byteLength);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      for (let k = next++; k < runs.length && this.#failure === undefined; k = next++) {
-        const run = runs[k]!;
-        let offset = run.from * size;
-        let position = base + run.at * size;
-        let left = run.length * size;
-        // A positional write may write less than asked (rarely, for regular files): go on from there.
-        while (left > 0) {
-          const bytesWritten = await writeRun(this.#handle.fd, bytes, offset, left, position);
-          offset += bytesWritten;
-          position += bytesWritten;
-          left -= bytesWritten;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(WRITES_PER_BLOCK, runs.length) }, worker));
-  }
-
-  /** Notes a block whose data is written; the journal is flushed on its own, never holding a staging buffer. */
+  /** Notes a block whose data is written; the journal is flushed on its own, never holding up the writer. */
   #blockDone(block: BlockInfo): void {
     const journal = this.#journal!;
     journal.add(block.index);
