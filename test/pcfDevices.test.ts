@@ -1,6 +1,10 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cdist, createContext, l2Kernel, OptionError, pdist, randomPcfs, UnsupportedError, type BlockProgress, type Context } from '../src/index.js';
 import { retainBudget } from '../src/pcf/deviceBufferPool.js';
+import { decodeNpy } from '../src/pcf/npy.js';
 import { gpu } from './fixtures/wgslGpu.js';
 import { expectAllClose } from './helpers/closeTo.js';
 
@@ -154,6 +158,26 @@ describe.runIf(gpu.run)('pairwise operations over CPU cores and the GPU at once'
     const t = await cdist(xs, ys, { devices: ['cpu', gpuCtx], op: 'distance', p: 2, ...blocks });
     expectClose(t.data, (await cdist(xs, ys, { context: gpuCtx, p: 2, ...blocks })).data);
     expect([cpu.availableSubCount, gpuCtx.availableSubCount]).toEqual([2, 1]);
+  });
+
+  it('streams the blocks of CPU cores and the GPU into one result file, equal to the in-memory result', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pxl-devices-'));
+    try {
+      const ys = randomPcfs({ n: 40, points: 9, seed: 9, dtype: 'float32' });
+      const { onProgress, perDevice } = blockCounter();
+      const square = await pdist(xs, { devices: [cpu, gpuCtx], out: join(dir, 'd.npy'), onProgress, ...blocks });
+      // Both CPU Subs (devices 0 and 1) and the GPU (device 2) wrote blocks into the same file.
+      expect([...perDevice.keys()].sort()).toEqual([0, 1, 2]);
+      expect(square).toMatchObject({ shape: [150, 150], dtype: 'float32' });
+      const file = decodeNpy(await readFile(join(dir, 'd.npy')));
+      expectClose(file.data, (await pdist(xs, { context: cpu, dtype: 'float32', ...blocks })).toSquare().data);
+      await cdist(xs, ys, { devices: [gpuCtx, cpu], out: join(dir, 't.npy'), ...blocks });
+      const dense = decodeNpy(await readFile(join(dir, 't.npy')));
+      expect(dense.shape).toEqual([150, 40]);
+      expectClose(dense.data, (await cdist(xs, ys, { context: cpu, dtype: 'float32', ...blocks })).data);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('converts float64 input to float32 and refuses dtype float64 when a GPU takes part', async () => {
