@@ -229,18 +229,31 @@ export class RangeMapperError extends PxlError {
 }
 
 /**
+ * The buffer points a {@link TaskGraphError} is about: a `Region` (declared by its shape here because
+ * core/region.ts imports this module).
+ */
+export interface ErrorRegion {
+  readonly kind: 'region';
+  readonly dims: number;
+  readonly boxes: readonly object[];
+}
+
+/**
  * A task of the task graph cannot be built or did not run: producer accesses of different chunks
  * overlap, a read of never-written data under the 'throw' policy, a kernel that failed, or a task
  * whose dependency failed. `task` and `buffer` name the task (`T3`) and buffer (`B0`) at fault where
- * one is; the failure from below, if any, is the `cause`.
+ * one is, and `region` holds the buffer points at fault (the overlap, the never-written points); the
+ * failure from below, if any, is the `cause`.
  */
 export class TaskGraphError extends PxlError {
   readonly task: string | undefined;
   readonly buffer: string | undefined;
-  constructor(message: string, where: { task?: string; buffer?: string } = {}, options?: { cause?: unknown }) {
+  readonly region: ErrorRegion | undefined;
+  constructor(message: string, where: { task?: string; buffer?: string; region?: ErrorRegion } = {}, options?: { cause?: unknown }) {
     super('PXL_TASK_GRAPH', message, options);
     this.task = where.task;
     this.buffer = where.buffer;
+    this.region = where.region;
   }
 }
 
