@@ -65,7 +65,12 @@ async function dawnInstance(flags: string[]): Promise<GPU> {
   return gpu;
 }
 
-/** The routes worth trying here; a `webgpu` package that cannot load is recorded as an attempt. */
+/**
+ * The routes worth trying here; a `webgpu` package that cannot load is recorded as an attempt.
+ *
+ * @throws (rejects) DeviceUnavailableError when the `webgpu` package is not installed: no driver
+ *   advice helps then.
+ */
 async function routes(attempts: string[]): Promise<Route[]> {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
   if (nav !== undefined) {
@@ -77,13 +82,22 @@ async function routes(attempts: string[]): Promise<Route[]> {
   try {
     await loadDawn();
   } catch (err) {
-    attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}; npm install webgpu)`);
+    if (isMissingPackage(err)) {
+      const missing = 'the optional webgpu package (Dawn for Node) is not installed';
+      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or run on the CPU cores (backend: 'cpu')`, [missing]);
+    }
+    attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}); reinstall it with npm install webgpu`);
     return [];
   }
   return [
     { name: 'Dawn native backend (Vulkan/Metal/D3D12)', gpu: () => dawnInstance([]), options: { powerPreference: 'high-performance' } },
     { name: 'Dawn OpenGL ES (compatibility, EGL surfaceless)', gpu: () => dawnInstance(['backend=opengl']), options: { featureLevel: 'compatibility' } },
   ];
+}
+
+/** Whether an import failed because the package is not there at all (an optional dependency left out). */
+function isMissingPackage(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === 'ERR_MODULE_NOT_FOUND' && /'webgpu'/.test(errorText(err));
 }
 
 function errorText(err: unknown): string {
