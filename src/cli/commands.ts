@@ -9,6 +9,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
 import { checkMemory } from '../blocks/capacityCheck.js';
+import { runWorker, type ClusterOptions, type ClusterStatus } from '../cluster/index.js';
 import { OutOfMemoryError } from '../core/errors.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import { MAX_SET_BREAKPOINTS, type PcfSet } from '../pcf/pcfSet.js';
@@ -34,6 +35,15 @@ interface CommonOptions {
   quiet?: boolean;
   memory: number;
   resume?: boolean;
+  nats?: string;
+  natsCreds?: string;
+  natsUser?: string;
+  natsPass?: string;
+  natsToken?: string;
+  natsCa?: string;
+  natsCert?: string;
+  natsKey?: string;
+  ackWait?: number;
 }
 
 function parseP(value: string): number {
@@ -56,6 +66,46 @@ const layoutOption = (): Option => new Option('--layout <layout>', 'square: the 
 const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance, a number >= 1').default(1).argParser(parseP);
 const quietOption = (): Option => new Option('-q, --quiet', 'print neither the progress bar nor the summary line');
 const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G').default(512 * 2 ** 20, '512M').argParser(parseSize);
+/** The NATS connection options of the pairwise commands (with --nats) and of `pxl worker`. */
+const natsOptions = (): Option[] => [
+  new Option('--nats-creds <file>', 'NATS credentials file (JWT and NKey seed, as nsc writes it)'),
+  new Option('--nats-user <user>', 'NATS user name (with --nats-pass)'),
+  new Option('--nats-pass <password>', 'NATS password (with --nats-user)'),
+  new Option('--nats-token <token>', 'NATS authentication token'),
+  new Option('--nats-ca <file>', 'PEM file of the certificate authority that signed the NATS server\'s certificate'),
+  new Option('--nats-cert <file>', 'PEM client certificate, for a server that verifies clients (with --nats-key)'),
+  new Option('--nats-key <file>', 'PEM private key of --nats-cert'),
+];
+const clusterOptions = (): Option[] => [
+  new Option('--nats <url>', 'run the blocks on `pxl worker` processes through this NATS JetStream server (needs -o FILE.npy); see docs/cluster.md'),
+  ...natsOptions(),
+  new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker').argParser(integerParser(100)),
+];
+
+type NatsCliOptions = Pick<CommonOptions, 'natsCreds' | 'natsUser' | 'natsPass' | 'natsToken' | 'natsCa' | 'natsCert' | 'natsKey'>;
+
+/** The connection part of the cluster options, from the --nats-* flags. */
+function natsConnection(options: NatsCliOptions): Omit<ClusterOptions, 'nats'> {
+  const tls = { ...(options.natsCa && { caFile: options.natsCa }), ...(options.natsCert && { certFile: options.natsCert }), ...(options.natsKey && { keyFile: options.natsKey }) };
+  return {
+    ...(options.natsCreds && { credsFile: options.natsCreds }),
+    ...(options.natsUser && { user: options.natsUser }),
+    ...(options.natsPass && { pass: options.natsPass }),
+    ...(options.natsToken && { token: options.natsToken }),
+    ...(Object.keys(tls).length > 0 && { tls }),
+  };
+}
+
+/** What a cluster run tells the user on stderr: waiting for workers, who joined, each worker's share. */
+function clusterReporter(env: CommandEnv, quiet: boolean): (status: ClusterStatus) => void {
+  return (status) => {
+    if (quiet) return;
+    if (status.kind === 'waiting') env.io.stderr.write(`pxl: no worker on ${status.url} yet; waiting (start one with: pxl worker --nats ${status.url})\n`);
+    else if (status.kind === 'workers') env.io.stderr.write(`pxl: ${plural(status.workers.length, 'live worker')}${status.workers.length > 0 ? `: ${status.workers.join(', ')}` : ''}\n`);
+    else env.io.stderr.write(`pxl: blocks per worker: ${status.shares.map((s) => `${s.worker} ${s.blocks}`).join(', ') || 'none (all resumed)'}\n`);
+  };
+}
+
 const resumeOption = (): Option => new Option('--resume', 'continue the .npy output a killed run left (its partial file and journal), computing only the blocks it lacks');
 
 function plural(n: number, what: string): string {
@@ -78,6 +128,7 @@ interface CallOptions {
   signal: AbortSignal;
   memory: number;
   onProgress?: (p: BlockProgress) => void;
+  cluster?: ClusterOptions;
 }
 
 interface PairwiseJob<T> {
@@ -99,6 +150,14 @@ interface PairwiseJob<T> {
  * the copy the layout makes) and then written, atomically either way.
  */
 async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, job: PairwiseJob<T>): Promise<void> {
+  if (options.nats !== undefined && format !== 'npy') {
+    throw new UsageError('--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy');
+  }
+  if (options.nats === undefined) {
+    for (const [flag, value] of [['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-token', options.natsToken], ['--nats-ca', options.natsCa], ['--ack-wait', options.ackWait]] as const) {
+      if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
+    }
+  }
   if (options.resume === true && format !== 'npy') {
     throw new UsageError('--resume continues a partial .npy output; a .json output is written whole at the end, so there is nothing to resume');
   }
@@ -111,7 +170,13 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: O
   }
   const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
   const started = performance.now();
-  const call: CallOptions = { dtype: options.dtype, signal: env.signal, memory: options.memory, ...(bar.onProgress && { onProgress: bar.onProgress }) };
+  const cluster: ClusterOptions | undefined = options.nats === undefined ? undefined : {
+    nats: options.nats,
+    ...natsConnection(options),
+    ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
+    onStatus: clusterReporter(env, options.quiet === true),
+  };
+  const call: CallOptions = { dtype: options.dtype, signal: env.signal, memory: options.memory, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };
   let result: T | undefined;
   try {
     if (format === 'npy') await job.toFile({ ...call, out: options.output, resume: options.resume === true });
@@ -220,9 +285,38 @@ async function randomPcfsCommand(env: CommandEnv, options: RandomOptions): Promi
   }
 }
 
-/** Adds pdist, cdist, l2-kernel and random-pcfs to `program`. */
+interface WorkerCliOptions extends NatsCliOptions {
+  nats: string;
+  cores?: number;
+  device: 'cpu';
+  id?: string;
+  quiet?: boolean;
+}
+
+/** Runs a worker until the command's signal (SIGTERM, Ctrl-C) aborts; that is a normal end (exit 0). */
+async function workerCommand(env: CommandEnv, options: WorkerCliOptions): Promise<void> {
+  await runWorker({
+    nats: options.nats,
+    ...natsConnection(options),
+    ...(options.cores !== undefined && { cores: options.cores }),
+    device: options.device,
+    ...(options.id !== undefined && { id: options.id }),
+    signal: env.signal,
+    log: (line) => {
+      if (options.quiet !== true) env.io.stderr.write(`pxl worker: ${line}\n`);
+    },
+  });
+}
+
+/** `command` with `options` added after those it has (so they come last in its help). */
+function addOptions(command: Command, options: readonly Option[]): Command {
+  for (const option of options) command.addOption(option);
+  return command;
+}
+
+/** Adds pdist, cdist, l2-kernel, worker and random-pcfs to `program`. */
 export function addCommands(program: Command, env: CommandEnv): void {
-  program.command('pdist')
+  addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
     .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values)')
     .addOption(outputOption())
@@ -232,9 +326,9 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(quietOption())
-    .action((input: string, options: PdistOptions) => pdistCommand(env, input, options));
+    .action((input: string, options: PdistOptions) => pdistCommand(env, input, options)), clusterOptions());
 
-  program.command('cdist')
+  addOptions(program.command('cdist')
     .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
     .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape)')
     .argument('<y>', 'PCF file, as X')
@@ -245,9 +339,9 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(quietOption())
-    .action((x: string, y: string, options: CdistCliOptions, command: Command) => cdistCommand(env, x, y, options, command));
+    .action((x: string, y: string, options: CdistCliOptions, command: Command) => cdistCommand(env, x, y, options, command)), clusterOptions());
 
-  program.command('l2-kernel')
+  addOptions(program.command('l2-kernel')
     .description('L2 inner products of every pair of PCFs in INPUT, diagonal included: a symmetric kernel matrix')
     .argument('<input>', 'PCF file, .json or .npz, as for pdist')
     .addOption(outputOption())
@@ -256,7 +350,16 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(quietOption())
-    .action((input: string, options: L2KernelOptions) => l2KernelCommand(env, input, options));
+    .action((input: string, options: L2KernelOptions) => l2KernelCommand(env, input, options)), clusterOptions());
+
+  addOptions(program.command('worker')
+    .description('Join the pool of a NATS JetStream server and compute blocks of pdist, cdist and l2-kernel runs started with --nats, until SIGTERM or Ctrl-C (which let blocks in flight finish)')
+    .requiredOption('--nats <url>', 'the NATS server, e.g. nats://nats.example:4222 (comma-separated for several)')
+    .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
+    .addOption(new Option('--device <device>', 'where blocks run').choices(['cpu']).default('cpu'))
+    .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
+    .addOption(quietOption())
+    .action((options: WorkerCliOptions) => workerCommand(env, options)), natsOptions());
 
   program.command('random-pcfs')
     .description('Seeded random PCFs as demo data: times in [0, 10), values in [0, 1), the last value 0')

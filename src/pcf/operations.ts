@@ -35,6 +35,7 @@ import { PcfWorkspace } from './pcfWorkspace.js';
 import { pcfAt, pcfSetFrom, type PcfLike, type PcfSet } from './pcfSet.js';
 import { checkResultFitsMemory, computeToFile, DEFAULT_MEMORY, openResultFile, type ResultFile, type ResultFileRequest } from './resultFile.js';
 import type { NpyFileSink } from '../blocks/npyFileSink.js';
+import { runOnCluster, type ClusterOptions } from './clusterHook.js';
 
 export type { ResultFile } from './resultFile.js';
 
@@ -122,6 +123,13 @@ export interface PairwiseOptions {
    * flight to disk, which is how much a slow disk may lag. Default 512 MiB.
    */
   memory?: number;
+  /**
+   * Runs the blocks on `pxl worker` processes of other machines through a NATS JetStream server
+   * instead of on this process's devices (docs/cluster.md): `{ nats: 'nats://host:4222' }`, with
+   * authentication and TLS options as the server needs. The result is the same, byte for byte.
+   * Replaces `context`, `jobs`, `device` and `devices`, which cannot be passed with it.
+   */
+  cluster?: ClusterOptions;
 }
 
 /** A device entry of {@link PairwiseOptions.devices}. */
@@ -267,6 +275,12 @@ function isSet(input: PcfInput): input is PcfSet {
   return !Array.isArray(input) && typeof (input as PcfSet).count === 'number' && (input as PcfSet).offsets instanceof Uint32Array;
 }
 
+/** The operation a schedule belongs to, for the cluster's messages. */
+function fnNameOf(mode: BlockMode, skip: TriangleSkipMode): 'pdist' | 'cdist' | 'l2Kernel' {
+  if (mode === 'full') return 'cdist';
+  return skip === 'lowerTriangle' ? 'l2Kernel' : 'pdist';
+}
+
 /** One Context taking part in a run, with the Jobs that are its devices. */
 interface ContextRun {
   readonly kind: DeviceKind;
@@ -285,6 +299,11 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
   const signal = options.signal;
   if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
   if (rows.count === 0 || cols.count === 0 || (mode === 'lowerTriangle' && skip === 'lowerTriangleSkipDiag' && rows.count < 2)) return;
+  if (options.cluster !== undefined) {
+    const { onProgress, maxOutputElements, minBlockSide } = options;
+    const dtype = resultDtype(rows, options);
+    return runOnCluster({ fnName: fnNameOf(mode, skip), rows, cols, op, mode, skip, dtype, writer, sink, cluster: options.cluster, signal, onProgress, maxOutputElements, minBlockSide });
+  }
 
   const runs = new Map<Context | DeviceKind, ContextRun>();
   /** The devices in order: which Context runs each, and its Job there. */

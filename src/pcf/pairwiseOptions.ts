@@ -15,7 +15,7 @@ import { checkPcfSet, isPcfSetLike } from './pcfSet.js';
 /** The options every pairwise operation takes (the keys of `PairwiseOptions`). */
 export const PAIRWISE_OPTION_KEYS = [
   'dtype', 'context', 'jobs', 'signal', 'onProgress', 'nSplitsHint', 'maxOutputElements', 'minBlockSide', 'device', 'devices',
-  'out', 'resume', 'memory',
+  'out', 'resume', 'memory', 'cluster',
 ] as const;
 
 /** Smallest `memory` budget: below it a block would hold a handful of pairs. */
@@ -69,6 +69,12 @@ export function checkPairwiseOptions<T extends object>(fnName: string, inputs: R
   if (o.resume !== undefined) {
     checkBoolean('resume', o.resume);
     if (o.resume && o.out === undefined) throw new OptionError('resume continues a partial result file, so it needs out (the .npy file to finish)');
+  }
+  if (o.cluster !== undefined) {
+    if (o.cluster === null || typeof o.cluster !== 'object') throw new OptionError(`cluster must be an object such as { nats: 'nats://host:4222' }, got ${describe(o.cluster)}`);
+    for (const key of ['context', 'jobs', 'device', 'devices'] as const) {
+      if (o[key] !== undefined) throw new OptionError(`cluster runs the blocks on the cluster's workers, so ${key} (this process's devices) cannot be passed with it`);
+    }
   }
   if (o.memory !== undefined) checkInteger('memory', o.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
   if (o.layout !== undefined) {

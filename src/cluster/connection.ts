@@ -1,0 +1,112 @@
+/**
+ * The NATS connection of a coordinator or a worker: the server list, authentication and TLS passed
+ * through to the client, a first connection that fails fast with a typed error, and reconnection
+ * without limit afterwards (a restarted server is waited for, not reported as a failure).
+ */
+import { readFile } from 'node:fs/promises';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { DeviceUnavailableError, OptionError } from '../core/errors.js';
+import { checkInteger, checkNumber, checkOptionsObject, describe } from '../core/validate.js';
+import type { ClusterOptions } from '../pcf/clusterHook.js';
+
+/** The connection options of {@link ClusterOptions}, shared with `pxl worker`. */
+export type ConnectOptions = Pick<ClusterOptions, 'nats' | 'credsFile' | 'user' | 'pass' | 'token' | 'tls' | 'connectTimeout'>;
+
+/** Keys of {@link ClusterOptions}, for validation. */
+export const CLUSTER_OPTION_KEYS = ['nats', 'credsFile', 'user', 'pass', 'token', 'tls', 'ackWait', 'connectTimeout', 'onStatus'] as const;
+
+const DEFAULT_CONNECT_TIMEOUT_S = 5;
+
+function checkString(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new OptionError(`cluster.${name} must be a non-empty string, got ${describe(value)}`);
+  return value;
+}
+
+/**
+ * The server URLs of `nats` (comma-separated), each checked to be a `nats://`, `tls://` or bare
+ * `host:port` address.
+ * @throws OptionError naming the address that is not one.
+ */
+export function serverList(nats: unknown): string[] {
+  if (typeof nats !== 'string' || nats.trim() === '') throw new OptionError(`cluster.nats must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ${describe(nats)}`);
+  return nats.split(',').map((part) => {
+    const server = part.trim();
+    let url: URL;
+    try {
+      url = new URL(server.includes('://') ? server : `nats://${server}`);
+    } catch {
+      throw new OptionError(`cluster.nats: '${server}' is not a server address; write nats://HOST:PORT (tls://HOST:PORT for TLS)`);
+    }
+    if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new OptionError(`cluster.nats: '${server}' uses ${url.protocol}//; a NATS server is reached with nats://HOST:PORT (or tls://)`);
+    if (url.hostname === '') throw new OptionError(`cluster.nats: '${server}' names no host; write nats://HOST:PORT`);
+    return server;
+  });
+}
+
+/**
+ * Checks the connection options of `options` (the whole `cluster` object).
+ * @throws OptionError for an unknown key or a value of the wrong type.
+ */
+export function checkClusterOptions(options: unknown): ClusterOptions {
+  if (typeof options === 'string') throw new OptionError(`cluster must be an object such as { nats: ${JSON.stringify(options)} }, got a string`);
+  const o = checkOptionsObject('cluster options', options as ClusterOptions, CLUSTER_OPTION_KEYS, { url: 'nats', server: 'nats', servers: 'nats', creds: 'credsFile', password: 'pass' });
+  serverList(o.nats);
+  for (const key of ['credsFile', 'user', 'pass', 'token'] as const) checkString(key, o[key]);
+  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('cluster.user and cluster.pass go together: give both, or neither');
+  if (o.tls !== undefined) {
+    const tls = checkOptionsObject('cluster.tls', o.tls, ['caFile', 'certFile', 'keyFile']);
+    for (const key of ['caFile', 'certFile', 'keyFile'] as const) checkString(`tls.${key}`, tls[key]);
+    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('cluster.tls.certFile and cluster.tls.keyFile go together: a client certificate needs its key');
+  }
+  if (o.ackWait !== undefined) checkInteger('cluster.ackWait', o.ackWait, 100, 3_600_000);
+  if (o.connectTimeout !== undefined) checkNumber('cluster.connectTimeout', o.connectTimeout, 0.1, 600);
+  if (o.onStatus !== undefined && typeof o.onStatus !== 'function') throw new OptionError(`cluster.onStatus must be a function, got ${describe(o.onStatus)}`);
+  return o;
+}
+
+/**
+ * Connects to the NATS server of `options`.
+ *
+ * @param name the client's name, shown by the server's monitoring (`pxl coordinator`, `pxl worker host:pid`).
+ * @throws (rejects) OptionError for a malformed address or an unreadable credentials file;
+ *   DeviceUnavailableError when no server answers within `connectTimeout` seconds (refused,
+ *   unknown host, timeout) or the server refuses the credentials.
+ */
+export async function connectCluster(options: ConnectOptions, name: string): Promise<NatsConnection> {
+  const servers = serverList(options.nats);
+  const timeoutS = options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_S;
+  let authenticator;
+  if (options.credsFile !== undefined) {
+    let creds: Uint8Array;
+    try {
+      creds = await readFile(options.credsFile);
+    } catch (error) {
+      throw new OptionError(`cannot read the NATS credentials file ${options.credsFile}: ${(error as Error).message}`);
+    }
+    authenticator = credsAuthenticator(creds);
+  }
+  const tls = options.tls;
+  const attempts: string[] = [];
+  try {
+    return await connect({
+      servers,
+      name,
+      timeout: Math.round(timeoutS * 1000),
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      ...(authenticator === undefined ? {} : { authenticator }),
+      ...(options.user === undefined ? {} : { user: options.user, pass: options.pass }),
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(tls === undefined ? {} : { tls: { ...(tls.caFile && { caFile: tls.caFile }), ...(tls.certFile && { certFile: tls.certFile }), ...(tls.keyFile && { keyFile: tls.keyFile }) } }),
+    });
+  } catch (error) {
+    const reason = (error as Error).message + ((error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '');
+    attempts.push(`${servers.join(', ')}: ${reason}`);
+    const auth = /authori[sz]ation|authentication|credentials/i.test(reason);
+    const hint = auth
+      ? 'check --nats-creds, --nats-user/--nats-pass or --nats-token against the server\'s accounts'
+      : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${(error as Error).name === 'TimeoutError' ? ` (no answer within ${timeoutS} s)` : ''}`;
+    throw new DeviceUnavailableError(`cannot connect to the NATS server at ${servers.join(', ')}: ${reason}; ${hint}`, attempts, { cause: error });
+  }
+}

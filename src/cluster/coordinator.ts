@@ -1,0 +1,255 @@
+/**
+ * The coordinator: one more device of the block scheduler, whose cores are `pxl worker` processes
+ * reached through NATS JetStream. It puts the inputs into the Object Store once, publishes one work
+ * item per block still to compute, and writes each result through the call's result writer (the
+ * streamed `.npy` sink for `out`) as it arrives. A block counts once: a result for a block already
+ * written (a redelivered item computed twice) is acknowledged and dropped.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
+import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
+import type { ClusterRequest } from '../pcf/clusterHook.js';
+import { checkClusterOptions, connectCluster } from './connection.js';
+import { blobName, encodePcfSet } from './pcfBlob.js';
+import {
+  COORDINATOR_CONSUMER, encodeWorkItem, HEADER, HEARTBEAT_SUBJECT, INPUT_BUCKET, PROTOCOL_VERSION, runNames,
+  type PcfItemOp, type RunNames, type WorkItem,
+} from './protocol.js';
+import { createRun, removeRun } from './runStreams.js';
+import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js';
+
+/** Default of `cluster.ackWait`. */
+export const DEFAULT_ACK_WAIT_MS = 10_000;
+/** Block side bounds of a cluster run: large enough that a block's compute dwarfs its round trip. */
+const MIN_SIDE = 64;
+const MAX_SIDE = 1024;
+/** Items published at once while the work stream fills. */
+const PUBLISH_WINDOW = 256;
+/** Results the coordinator holds unwritten: each is one block, up to MAX_SIDE^2 values. */
+const RESULTS_IN_HAND = 4;
+/** Seconds without any live worker before the run says it is waiting. */
+const WAIT_NOTICE_S = 2;
+
+function isqrt(x: number): number {
+  let s = Math.floor(Math.sqrt(x));
+  while (s * s > x) s--;
+  while ((s + 1) * (s + 1) <= x) s++;
+  return s;
+}
+
+/**
+ * The block side of a cluster run: what a resumed journal says, else from the options as for a
+ * local run, else an eighth of the matrix side within [64, 1024] (enough blocks to spread, each
+ * worth far more than its ~1 ms round trip).
+ */
+function blockSide(req: ClusterRequest): number {
+  const resumed = req.sink?.resumed?.header.blockSide;
+  if (resumed !== undefined) return resumed;
+  const n = Math.max(req.rows.count, req.cols.count);
+  if (req.maxOutputElements !== undefined || req.minBlockSide !== undefined) {
+    return Math.max(1, Math.min(n, Math.max(isqrt(req.maxOutputElements ?? MAX_SIDE * MAX_SIDE), req.minBlockSide ?? 0)));
+  }
+  return Math.max(1, Math.min(n, MAX_SIDE, Math.max(MIN_SIDE, Math.ceil(n / 8))));
+}
+
+function itemOp(req: ClusterRequest): PcfItemOp {
+  const { op } = req;
+  return { name: 'pxl.pcf', kind: op.kind, p: op.kind === 'lp' ? op.p : 1, skip: req.skip, dtype: req.dtype };
+}
+
+/** A run's id: for a file, a hash of what is computed and where, so a rerun finds what a killed run left. */
+function runIdOf(req: ClusterRequest, rows: string, cols: string, side: number): string {
+  if (req.sink === undefined) return randomBytes(8).toString('hex');
+  const what = JSON.stringify([rows, cols, itemOp(req), req.mode, side, resolve(req.sink.paths.temp, '..'), req.sink.layout.bytes, req.sink.layout.kind]);
+  return createHash('sha256').update(what).digest('hex').slice(0, 16);
+}
+
+/** Puts `bytes` under `name` in the inputs bucket unless an earlier run did. */
+async function putInput(objm: Objm, name: string, bytes: Uint8Array): Promise<void> {
+  const store = await objm.create(INPUT_BUCKET);
+  const info = await store.info(name);
+  if (info !== null && info.size === bytes.length) return;
+  await store.putBlob({ name }, bytes);
+}
+
+async function openJetStream(nc: NatsConnection, url: string): Promise<JetStreamManager> {
+  try {
+    return await jetstreamManager(nc);
+  } catch (error) {
+    throw new DeviceUnavailableError(`the NATS server at ${url} has no JetStream: ${(error as Error).message}; start it with JetStream enabled (nats-server -js -sd DIR)`, [url], { cause: error });
+  }
+}
+
+/** Publishes the items of `blocks`, a window at a time; the msgID makes a republished item a no-op. */
+async function publishItems(js: JetStreamClient, names: RunNames, base: Omit<WorkItem, 'block'>, blocks: readonly BlockInfo[], signal: AbortSignal | undefined): Promise<void> {
+  for (let from = 0; from < blocks.length; from += PUBLISH_WINDOW) {
+    if (signal?.aborted === true) return;
+    await Promise.all(blocks.slice(from, from + PUBLISH_WINDOW).map((b) => js.publish(names.workSubject, encodeWorkItem({ ...base, block: b.index }), { msgID: `${base.run}.${b.index}` })));
+  }
+}
+
+/** The values of a result as a typed array of `dtype`, aligned (a copy when the bytes are not). */
+function valuesOf(bytes: Uint8Array, dtype: 'float32' | 'float64'): FloatArray {
+  const size = dtype === 'float32' ? 4 : 8;
+  // new Uint8Array(view) copies; a Buffer's slice() would not.
+  const aligned = bytes.byteOffset % size === 0 ? bytes : new Uint8Array(bytes);
+  return dtype === 'float32' ? new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4) : new Float64Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 8);
+}
+
+/**
+ * Runs a pairwise request on the cluster: resolves once every block is written through
+ * `req.writer`; the run's streams are removed afterwards (and on failure or cancellation).
+ *
+ * @throws (rejects) OptionError for bad cluster options; DeviceUnavailableError when the server
+ *   cannot be reached or has no JetStream; UnsupportedError when a worker refuses a block (its
+ *   reason and name in the message); CancelledError when `req.signal` aborts.
+ */
+export async function runCoordinator(req: ClusterRequest): Promise<void> {
+  const cluster = checkClusterOptions(req.cluster);
+  const ackWait = cluster.ackWait ?? DEFAULT_ACK_WAIT_MS;
+  const { signal } = req;
+  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
+  const nc = await connectCluster(cluster, 'pxl coordinator');
+  let names: RunNames | undefined;
+  let jsm: JetStreamManager | undefined;
+  try {
+    jsm = await openJetStream(nc, cluster.nats);
+    const js = jetstream(nc);
+    const objm = new Objm(js);
+    const rowBytes = encodePcfSet(req.rows);
+    const rows = blobName(rowBytes);
+    await putInput(objm, rows, rowBytes);
+    let cols = rows;
+    if (req.cols !== req.rows) {
+      const colBytes = encodePcfSet(req.cols);
+      cols = blobName(colBytes);
+      await putInput(objm, cols, colBytes);
+    }
+
+    const side = blockSide(req);
+    const scheduler = new BlockScheduler({ nRows: req.rows.count, nCols: req.cols.count, mode: req.mode, maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
+    const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
+    const runId = runIdOf(req, rows, cols, side);
+    names = runNames(runId);
+    // A killed coordinator of the same run may have left its streams: start them afresh.
+    await removeRun(jsm, names);
+    if (blocks.length === 0) return;
+    await createRun(jsm, names, ackWait);
+    await objm.create(names.resultBucket);
+    const base = { v: PROTOCOL_VERSION, run: runId, op: itemOp(req), rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
+    await collect(req, nc, js, objm, names, blocks, () => publishItems(js, names!, base, blocks, signal));
+    await removeRun(jsm, names);
+    names = undefined;
+  } finally {
+    if (names !== undefined && jsm !== undefined && !nc.isClosed()) await removeRun(jsm, names).catch(() => undefined);
+    await nc.close().catch(() => undefined);
+  }
+}
+
+/** Writes every result of `blocks` as it arrives; `publish` runs alongside (results may come before it ends). */
+async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamClient, objm: Objm, names: RunNames, blocks: readonly BlockInfo[], publish: () => Promise<void>): Promise<void> {
+  const { signal } = req;
+  const todo = new Map(blocks.map((b) => [b.index, b]));
+  const pairsTotal = blocks.reduce((n, b) => n + pairsInBlock(req.skip, b), 0);
+  let blocksDone = 0;
+  let pairsDone = 0;
+  const roster = new WorkerRoster();
+  const started = Date.now();
+  let waitingSaid = false;
+  const heartbeats = nc.subscribe(HEARTBEAT_SUBJECT, {
+    callback: (error, msg) => {
+      if (error !== null) return;
+      try {
+        const beat = msg.json<Heartbeat>();
+        if (typeof beat.id === 'string') roster.heard(beat.id, Date.now());
+      } catch {
+        // Not a heartbeat of ours: ignored.
+      }
+    },
+  });
+  const status = req.cluster.onStatus;
+  const check = setInterval(() => {
+    const now = Date.now();
+    const changed = roster.refresh(now);
+    if (changed !== undefined) {
+      status?.({ kind: 'workers', workers: changed });
+      if (changed.length > 0) waitingSaid = false;
+    }
+    if (roster.live.length === 0 && !waitingSaid && now - started >= WAIT_NOTICE_S * 1000) {
+      waitingSaid = true;
+      status?.({ kind: 'waiting', url: req.cluster.nats, seconds: Math.round((now - started) / 1000) });
+    }
+  }, ROSTER_CHECK_MS);
+  const consumer = await js.consumers.get(names.resultStream, COORDINATOR_CONSUMER);
+  const messages = await consumer.consume({ max_messages: RESULTS_IN_HAND });
+  const stop = (): void => void messages.stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  const publishing = publish();
+  let failure: { error: unknown } | undefined;
+  publishing.catch((error: unknown) => {
+    failure ??= { error };
+    stop();
+  });
+  let bucket: Awaited<ReturnType<Objm['open']>> | undefined;
+  try {
+    for await (const msg of messages) {
+      const block = await resultBlock(msg, req, todo);
+      if (block !== undefined) {
+        const worker = msg.headers?.get(HEADER.worker) || 'unknown worker';
+        const object = msg.headers?.get(HEADER.object) ?? '';
+        let bytes = msg.data;
+        if (object !== '') {
+          bucket ??= await objm.open(names.resultBucket);
+          const stored = await bucket.getBlob(object);
+          if (stored === null) throw new InputFormatError(`the result object ${object} of block ${block.index} is missing from the bucket ${names.resultBucket}`);
+          bytes = stored;
+        }
+        const size = req.dtype === 'float32' ? 4 : 8;
+        if (bytes.byteLength !== block.rowCount * block.colCount * size) {
+          throw new InputFormatError(`worker ${worker} sent ${bytes.byteLength} bytes for block ${block.index}, which holds ${block.rowCount * block.colCount} ${req.dtype} values`);
+        }
+        await req.writer.write(block, valuesOf(bytes, req.dtype));
+        todo.delete(block.index);
+        roster.delivered(worker);
+        blocksDone++;
+        pairsDone += pairsInBlock(req.skip, block);
+        req.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal, device: roster.deviceOf(worker) });
+        if (object !== '') void bucket?.delete(object).catch(() => undefined);
+      }
+      msg.ack();
+      if (todo.size === 0) break;
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    clearInterval(check);
+    heartbeats.unsubscribe();
+    await messages.close().catch(() => undefined);
+    await publishing.catch(() => undefined);
+  }
+  if (failure !== undefined) throw failure.error;
+  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled; no result was produced', { cause: signal.reason });
+  if (todo.size > 0) throw new DeviceUnavailableError(`the result stream of the run ended with ${todo.size} blocks missing (was the stream ${names.resultStream} deleted?)`, [req.cluster.nats]);
+  status?.({ kind: 'finished', shares: [...roster.shares].map(([worker, n]) => ({ worker, blocks: n })) });
+}
+
+/**
+ * The block a result message delivers, or undefined for one to drop: another run's, a block
+ * already written, or one outside this run's blocks.
+ * @throws UnsupportedError when the message is a worker's refusal, with its reason.
+ */
+async function resultBlock(msg: JsMsg, req: ClusterRequest, todo: ReadonlyMap<number, BlockInfo>): Promise<BlockInfo | undefined> {
+  const h = msg.headers;
+  const index = Number(h?.get(HEADER.block));
+  const refusal = h?.get(HEADER.error) ?? '';
+  if (refusal !== '') {
+    const worker = h?.get(HEADER.worker) || 'a worker';
+    throw new UnsupportedError(`worker ${worker} refused block ${Number.isInteger(index) ? index : '?'} of this ${req.fnName}: ${refusal}`);
+  }
+  if (!Number.isInteger(index)) return undefined;
+  if (h?.get(HEADER.dtype) !== req.dtype) return undefined;
+  return todo.get(index);
+}

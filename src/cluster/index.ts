@@ -1,0 +1,24 @@
+/**
+ * Several machines on NATS JetStream: the coordinator behind the `cluster` option of the pairwise
+ * operations, and the worker behind `pxl worker`. The NATS clients load on first use.
+ */
+import './register.js';
+import type { WorkerOptions } from './worker.js';
+
+export type { WorkerOptions } from './worker.js';
+export type { ClusterOptions, ClusterStatus, ClusterTlsOptions } from '../pcf/clusterHook.js';
+
+/**
+ * Runs a pxl worker in this process until `options.signal` aborts (see docs/cluster.md): it takes
+ * blocks of every run on the NATS server `options.nats` and computes them on `cores` local cores.
+ *
+ * @example
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * await runWorker({ nats: 'nats://127.0.0.1:4222', signal: stop.signal });
+ * @throws (rejects) OptionError for bad options; DeviceUnavailableError when the server cannot be reached.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const worker = await import('./worker.js');
+  return worker.runWorker(options);
+}

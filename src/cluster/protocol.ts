@@ -1,0 +1,137 @@
+/**
+ * What coordinator and workers say to each other through JetStream: the names of a run's streams,
+ * subjects and buckets, the work item (one per block, JSON), and the result (the block's values as
+ * raw little-endian bytes, with its run, block and dtype in NATS headers).
+ *
+ * A work item names its block by index only: the worker rebuilds the run's schedule from the
+ * item's sizes and block side, the same arithmetic the coordinator ran, so a block can never be
+ * described inconsistently, and an index out of the schedule is refused.
+ *
+ * Layout of one run `R`:
+ * - stream `PXL_R`, subject `pxl.R.work`, work-queue retention: the items; consumer `workers`.
+ * - stream `PXL_R_results`, subject `pxl.R.result`, work-queue retention: results; consumer `coordinator`.
+ * - object store `pxl_R`: results larger than the server's max payload, one object per block.
+ * Inputs live in the object store `pxl_inputs`, named by a hash of their bytes, shared by runs.
+ */
+import { UnsupportedError } from '../core/errors.js';
+import { BLOCK_MODES, FLOAT_DTYPES, TRIANGLE_SKIP_MODES, type BlockMode, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
+
+/** Version of the item format; a worker refuses items of another version with a reason. */
+export const PROTOCOL_VERSION = 1;
+
+/** Names of a run's streams, subjects, consumers and result bucket. */
+export interface RunNames {
+  readonly workStream: string;
+  readonly workSubject: string;
+  readonly resultStream: string;
+  readonly resultSubject: string;
+  readonly resultBucket: string;
+}
+
+/** The names of run `runId` (hex digits, so valid in every NATS name). */
+export function runNames(runId: string): RunNames {
+  return {
+    workStream: `PXL_${runId}`,
+    workSubject: `pxl.${runId}.work`,
+    resultStream: `PXL_${runId}_results`,
+    resultSubject: `pxl.${runId}.result`,
+    resultBucket: `pxl_${runId}`,
+  };
+}
+
+/** Subject filter that matches every run's work subject: how workers find runs. */
+export const WORK_SUBJECTS = 'pxl.*.work';
+/** The durable consumer workers share on a run's work stream. */
+export const WORKER_CONSUMER = 'workers';
+/** The durable consumer of the coordinator on a run's result stream. */
+export const COORDINATOR_CONSUMER = 'coordinator';
+/** Object store of inputs, shared by runs and named by content. */
+export const INPUT_BUCKET = 'pxl_inputs';
+/** Core NATS subject of worker heartbeats (not stored). */
+export const HEARTBEAT_SUBJECT = 'pxl.heartbeat';
+/** Heartbeat period of a worker, and how long the coordinator counts a silent worker as live. */
+export const HEARTBEAT_MS = 1000;
+export const WORKER_LIVE_MS = 3500;
+
+/** The built-in PCF operation, as a work item names it. */
+export interface PcfItemOp {
+  readonly name: 'pxl.pcf';
+  readonly kind: 'l1' | 'lp' | 'l2inner';
+  /** Exponent of `'lp'`; 1 otherwise. */
+  readonly p: number;
+  readonly skip: TriangleSkipMode;
+  /** Element type of the result. */
+  readonly dtype: FloatDType;
+}
+
+/** One block of work. */
+export interface WorkItem {
+  readonly v: number;
+  readonly run: string;
+  readonly op: PcfItemOp;
+  /** Object names in {@link INPUT_BUCKET} of the row and column PCF sets (the same for pdist). */
+  readonly rows: string;
+  readonly cols: string;
+  /** The schedule: matrix size, mode and block side; `block` indexes its blocks. */
+  readonly nRows: number;
+  readonly nCols: number;
+  readonly mode: BlockMode;
+  readonly blockSide: number;
+  readonly block: number;
+  /** The consumer's ack wait in ms: the worker sends heartbeats at a third of it. */
+  readonly ackWait: number;
+}
+
+/** Headers of a result message. */
+export const HEADER = {
+  run: 'Pxl-Run',
+  block: 'Pxl-Block',
+  dtype: 'Pxl-Dtype',
+  worker: 'Pxl-Worker',
+  /** Name of the object in the run's bucket holding the bytes, when they exceed the max payload. */
+  object: 'Pxl-Object',
+  /** Why the worker refused the item; the message then has no values. */
+  error: 'Pxl-Error',
+} as const;
+
+const OP_KINDS = ['l1', 'lp', 'l2inner'] as const;
+
+function isSize(value: unknown, min: number): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min;
+}
+
+/**
+ * Reads a work item from its JSON bytes, checking every field a worker relies on.
+ * @throws UnsupportedError saying what is wrong: the worker rejects the item with that reason.
+ */
+export function decodeWorkItem(bytes: Uint8Array): WorkItem {
+  let item: Partial<Record<keyof WorkItem, unknown>>;
+  try {
+    item = JSON.parse(new TextDecoder().decode(bytes)) as typeof item;
+  } catch {
+    throw new UnsupportedError('the work item is not JSON');
+  }
+  if (item === null || typeof item !== 'object') throw new UnsupportedError('the work item is not a JSON object');
+  if (item.v !== PROTOCOL_VERSION) throw new UnsupportedError(`the work item has format version ${String(item.v)}; this worker reads version ${PROTOCOL_VERSION} (run the same pxl version on coordinator and workers)`);
+  const op = item.op as Partial<Record<keyof PcfItemOp, unknown>> | null;
+  if (op === null || typeof op !== 'object') throw new UnsupportedError('the work item names no operation');
+  if (op.name !== 'pxl.pcf') throw new UnsupportedError(`this worker runs the built-in operation 'pxl.pcf' only, not ${JSON.stringify(op.name)}; kernel modules must be on the worker's own allow-list (--modules)`);
+  if (!OP_KINDS.includes(op.kind as (typeof OP_KINDS)[number])) throw new UnsupportedError(`unknown PCF operation kind ${JSON.stringify(op.kind)}`);
+  if (typeof op.p !== 'number' || !(op.p >= 1) || !Number.isFinite(op.p)) throw new UnsupportedError(`the exponent p must be a finite number >= 1, got ${JSON.stringify(op.p)}`);
+  if (!TRIANGLE_SKIP_MODES.includes(op.skip as TriangleSkipMode)) throw new UnsupportedError(`unknown triangle skip mode ${JSON.stringify(op.skip)}`);
+  if (!FLOAT_DTYPES.includes(op.dtype as FloatDType)) throw new UnsupportedError(`unknown result dtype ${JSON.stringify(op.dtype)}`);
+  if (typeof item.run !== 'string' || !/^[0-9a-f]{1,64}$/.test(item.run)) throw new UnsupportedError('the work item has no valid run id');
+  for (const name of ['rows', 'cols'] as const) {
+    if (typeof item[name] !== 'string' || !/^pcf-[0-9a-f]{64}$/.test(item[name])) throw new UnsupportedError(`the work item's ${name} is not an input name`);
+  }
+  if (!isSize(item.nRows, 1) || !isSize(item.nCols, 1) || !isSize(item.blockSide, 1) || !isSize(item.block, 0) || !isSize(item.ackWait, 1)) {
+    throw new UnsupportedError('the work item lacks its sizes (nRows, nCols, blockSide, block, ackWait)');
+  }
+  if (!BLOCK_MODES.includes(item.mode as BlockMode)) throw new UnsupportedError(`unknown block mode ${JSON.stringify(item.mode)}`);
+  return item as unknown as WorkItem;
+}
+
+/** The JSON bytes of `item`. */
+export function encodeWorkItem(item: WorkItem): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(item));
+}

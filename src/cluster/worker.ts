@@ -1,0 +1,306 @@
+/**
+ * `pxl worker`: joins the pool of a NATS server and runs blocks of any run it finds on its local
+ * Context, one block per Job (a Job per core) at a time. While a block computes, the item is kept
+ * alive with `working()` heartbeats at a third of the run's ack wait; the compute itself runs on
+ * the MU cores, so the event loop stays free for those timers. A result goes back as raw bytes
+ * (through the Object Store when it exceeds the server's max payload) before the item is acked, so
+ * a worker killed at any point loses nothing: its item comes back to another worker.
+ *
+ * A worker runs only operations it knows by name: the built-in PCF operation. An item naming
+ * anything else is refused with the reason, which the coordinator reports to its user.
+ */
+import { hostname } from 'node:os';
+import { jetstream, jetstreamManager, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
+import { checkInteger, checkOneOf } from '../core/validate.js';
+import { PcfWorkspace } from '../pcf/pcfWorkspace.js';
+import type { PcfSet } from '../pcf/pcfSet.js';
+import { createContext, type Context } from '../pxl/context.js';
+import type { Job } from '../pxl/job.js';
+import { connectCluster, type ConnectOptions } from './connection.js';
+import { decodePcfSet } from './pcfBlob.js';
+import { decodeWorkItem, HEADER, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
+import { WorkerRun } from './workerRun.js';
+
+/** Options of {@link runWorker}. */
+export interface WorkerOptions extends ConnectOptions {
+  /** Cores to compute on, one Job each. Default: every CPU (`os.availableParallelism()`). */
+  readonly cores?: number;
+  /** `'cpu'` only for now. Default `'cpu'`. */
+  readonly device?: 'cpu';
+  /** Name in heartbeats and results. Default `host:pid`. */
+  readonly id?: string;
+  /** Stops the worker: blocks in flight finish and are delivered, items fetched meanwhile are handed back. */
+  readonly signal?: AbortSignal;
+  /** Lines worth telling an operator (joined runs, refusals, connection trouble). */
+  readonly log?: (line: string) => void;
+}
+
+const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
+/** How long one pull waits for an item (the client's minimum). */
+const PULL_EXPIRES_MS = 1000;
+/** How often the worker looks for new runs. */
+const RUN_LIST_MS = 1000;
+/** Bytes a result message keeps free for its headers below the server's max payload. */
+const HEADER_ROOM = 4096;
+/** Inputs kept decoded, most recent first. */
+const INPUTS_KEPT = 4;
+
+const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The parts of a worker that every device loop shares. */
+class WorkerState {
+  readonly id: string;
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly objm: Objm;
+  readonly ctx: Context;
+  readonly workspace: PcfWorkspace;
+  readonly jobs: readonly Job[];
+  readonly log: (line: string) => void;
+  readonly runs = new Map<string, Promise<WorkerRun>>();
+  readonly consumers = new Map<string, Consumer>();
+  readonly inputs: { name: string; set: Promise<PcfSet> }[] = [];
+  runIds: string[] = [];
+  turn = 0;
+  listedAt = -Infinity;
+  stopping = false;
+
+  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void) {
+    this.id = id;
+    this.nc = nc;
+    this.js = jetstream(nc);
+    this.jsm = jsm;
+    this.objm = new Objm(this.js);
+    this.ctx = ctx;
+    this.workspace = PcfWorkspace.of(ctx);
+    this.jobs = jobs;
+    this.log = log;
+  }
+
+  /** The run ids of the work streams on the server, listed at most once per RUN_LIST_MS. */
+  async runList(): Promise<string[]> {
+    if (Date.now() - this.listedAt < RUN_LIST_MS) return this.runIds;
+    this.listedAt = Date.now();
+    const ids: string[] = [];
+    for await (const name of this.jsm.streams.names(WORK_SUBJECTS)) {
+      const m = /^PXL_([0-9a-f]+)$/.exec(name);
+      if (m !== null) ids.push(m[1]!);
+    }
+    this.runIds = ids;
+    for (const id of [...this.runs.keys()]) if (!ids.includes(id)) void this.dropRun(id);
+    return ids;
+  }
+
+  async dropRun(id: string): Promise<void> {
+    const run = this.runs.get(id);
+    this.runs.delete(id);
+    this.consumers.delete(id);
+    const r = await run?.catch(() => undefined);
+    r?.dispose();
+  }
+
+  /** The next item of any run, round robin over runs; undefined when none came within a pull. */
+  async next(): Promise<JsMsg | undefined> {
+    const ids = await this.runList();
+    if (ids.length === 0) {
+      await sleep(RUN_LIST_MS / 2);
+      return undefined;
+    }
+    const id = ids[this.turn++ % ids.length]!;
+    let consumer = this.consumers.get(id);
+    if (consumer === undefined) {
+      consumer = await this.js.consumers.get(runNames(id).workStream, WORKER_CONSUMER);
+      this.consumers.set(id, consumer);
+    }
+    const msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+    return msg ?? undefined;
+  }
+
+  /** An input set by name, from the cache or the inputs bucket. */
+  input(name: string): Promise<PcfSet> {
+    const found = this.inputs.find((i) => i.name === name);
+    if (found !== undefined) return found.set;
+    const set = (async () => {
+      const store = await this.objm.open(INPUT_BUCKET);
+      const bytes = await store.getBlob(name);
+      if (bytes === null) throw new UnsupportedError(`the input ${name} is not in the bucket ${INPUT_BUCKET}`);
+      return decodePcfSet(bytes, name);
+    })();
+    this.inputs.unshift({ name, set });
+    set.catch(() => {
+      const k = this.inputs.findIndex((i) => i.set === set);
+      if (k >= 0) this.inputs.splice(k, 1);
+    });
+    this.inputs.length = Math.min(this.inputs.length, INPUTS_KEPT);
+    return set;
+  }
+
+  run(item: WorkItem): Promise<WorkerRun> {
+    let run = this.runs.get(item.run);
+    if (run === undefined) {
+      run = (async () => {
+        const [rows, cols] = await Promise.all([this.input(item.rows), this.input(item.cols)]);
+        this.log(`joined run ${item.run}: ${item.op.kind}${item.op.kind === 'lp' ? ` p=${item.op.p}` : ''} of ${item.nRows} x ${item.nCols} PCFs, blocks of side ${item.blockSide}`);
+        return WorkerRun.open(item, rows, cols, this.ctx, this.workspace, this.jobs);
+      })();
+      this.runs.set(item.run, run);
+      run.catch(() => this.runs.delete(item.run));
+    }
+    return run;
+  }
+}
+
+/** Publishes the result (or refusal) of an item, then acks (or terminates) the item. */
+async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefined, outcome: { bytes: Uint8Array } | { refusal: string }): Promise<void> {
+  const run = item?.run ?? /^pxl\.([0-9a-f]+)\.work$/.exec(msg.subject)?.[1];
+  if (run === undefined) {
+    msg.term();
+    return;
+  }
+  const names = runNames(run);
+  const h = headers();
+  h.set(HEADER.run, run);
+  h.set(HEADER.worker, state.id);
+  if (item !== undefined) {
+    h.set(HEADER.block, String(item.block));
+    h.set(HEADER.dtype, item.op.dtype);
+  }
+  let body: Uint8Array = new Uint8Array(0);
+  if ('refusal' in outcome) {
+    // Header values are one line.
+    h.set(HEADER.error, outcome.refusal.replace(/[\r\n]+/g, ' '));
+  } else if (outcome.bytes.byteLength + HEADER_ROOM > state.nc.info!.max_payload) {
+    const object = `block-${item!.block}`;
+    const bucket: ObjectStore = await state.objm.open(names.resultBucket);
+    await bucket.putBlob({ name: object }, outcome.bytes);
+    h.set(HEADER.object, object);
+  } else {
+    body = outcome.bytes;
+  }
+  await state.js.publish(names.resultSubject, body, { headers: h, ...(item === undefined || 'refusal' in outcome ? {} : { msgID: `${run}.${item.block}` }) });
+  if ('refusal' in outcome) msg.term();
+  else msg.ack();
+}
+
+/** Runs one item on device `device`, keeping it alive while it computes. */
+async function handle(state: WorkerState, msg: JsMsg, device: number): Promise<void> {
+  let item: WorkItem | undefined;
+  let outcome: { bytes: Uint8Array } | { refusal: string };
+  let alive: ReturnType<typeof setInterval> | undefined;
+  try {
+    item = decodeWorkItem(msg.data);
+    alive = setInterval(() => msg.working(), Math.max(50, Math.floor(item.ackWait / 3)));
+    const run = await state.run(item);
+    const block = run.blockOf(item);
+    outcome = { bytes: await run.compute(block, device) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    state.log(`refused ${item === undefined ? 'an item' : `block ${item.block} of run ${item.run}`}: ${reason}`);
+    outcome = { refusal: reason };
+  }
+  try {
+    await deliver(state, msg, item, outcome);
+  } finally {
+    clearInterval(alive);
+  }
+}
+
+/** One device's loop: take an item, run it, deliver it; until the worker stops. */
+async function deviceLoop(state: WorkerState, device: number): Promise<void> {
+  let trouble = '';
+  while (!state.stopping) {
+    let msg: JsMsg | undefined;
+    try {
+      msg = await state.next();
+      trouble = '';
+    } catch (error) {
+      // A run deleted under the pull, or the server gone for a moment: look again shortly.
+      const text = (error as Error).message;
+      if (text !== trouble && !/not found|deleted/i.test(text)) state.log(`waiting: ${text}`);
+      trouble = text;
+      state.listedAt = -Infinity;
+      await sleep(250);
+      continue;
+    }
+    if (msg === undefined) continue;
+    if (state.stopping) {
+      // Fetched while stopping: hand it back at once rather than after the ack wait.
+      msg.nak();
+      break;
+    }
+    try {
+      await handle(state, msg, device);
+    } catch (error) {
+      // Delivery failed (server away): the item is not acked and comes back to some worker.
+      state.log(`could not deliver a result: ${(error as Error).message}`);
+    }
+  }
+}
+
+/**
+ * Runs a worker until `options.signal` aborts: connects, opens a Context of `cores` Jobs, and takes
+ * items of every run on the server. On abort, blocks in flight finish and are delivered, then it
+ * resolves.
+ *
+ * @throws (rejects) OptionError for bad options; DeviceUnavailableError when the server cannot be
+ *   reached or has no JetStream.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const cores = checkInteger('cores', options.cores ?? (await import('node:os')).availableParallelism(), 1, 4096);
+  checkOneOf('device', options.device ?? 'cpu', ['cpu']);
+  if (options.id !== undefined && (typeof options.id !== 'string' || !/^[\w.:@-]{1,100}$/.test(options.id))) {
+    throw new OptionError(`id must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
+  }
+  const id = options.id ?? `${hostname()}:${process.pid}`;
+  const log = options.log ?? (() => undefined);
+  const signal = options.signal;
+  if (signal?.aborted === true) throw new CancelledError('the worker was stopped before it started', { cause: signal.reason });
+  const nc = await connectCluster(options, `pxl worker ${id}`);
+  let ctx: Context | undefined;
+  let beat: ReturnType<typeof setInterval> | undefined;
+  try {
+    let jsm: JetStreamManager;
+    try {
+      jsm = await jetstreamManager(nc);
+    } catch (error) {
+      throw new UnsupportedError(`the NATS server at ${options.nats} has no JetStream: ${(error as Error).message}; start it with nats-server -js -sd DIR`);
+    }
+    ctx = await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
+    const workspace = PcfWorkspace.of(ctx);
+    const jobs = await workspace.acquireJobs(kernelsUrl, undefined);
+    const state = new WorkerState(id, nc, jsm, ctx, jobs, log);
+    const sendBeat = (): void => {
+      try {
+        nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices: jobs.length }));
+      } catch {
+        // Disconnected: the next beat goes out once the client has reconnected.
+      }
+    };
+    sendBeat();
+    beat = setInterval(sendBeat, HEARTBEAT_MS);
+    log(`worker ${id}: ${jobs.length} cores, connected to ${options.nats}`);
+    const stop = (): void => {
+      state.stopping = true;
+    };
+    // The signal may have aborted while the Context started.
+    if (aborted(signal)) stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      await Promise.all(jobs.map((_, d) => deviceLoop(state, d)));
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    for (const runId of [...state.runs.keys()]) await state.dropRun(runId);
+    workspace.releaseJobs();
+  } finally {
+    clearInterval(beat);
+    await nc.drain().catch(() => undefined);
+    await ctx?.destroy();
+  }
+}

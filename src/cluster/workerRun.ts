@@ -1,0 +1,108 @@
+/**
+ * What a worker keeps for one run it takes part in: the run's inputs on its local Context, the
+ * PCF BlockOp over its Jobs, and one storage per Job made on first use. Blocks of the run then
+ * cost only their computing. The state is made from the first item of the run and checked against
+ * every later one (an item of the same run must describe the same schedule).
+ */
+import { BlockScheduler, type BlockInfo, type BufferSlot } from '../blocks/index.js';
+import { UnsupportedError } from '../core/errors.js';
+import { uploadPcfSet, type DevicePcfSet } from '../pcf/devicePcfSet.js';
+import { L2_INNER, pcfOp } from '../pcf/integrate.js';
+import { PcfBlockOp } from '../pcf/pcfBlockOp.js';
+import type { PcfWorkspace } from '../pcf/pcfWorkspace.js';
+import type { PcfSet } from '../pcf/pcfSet.js';
+import type { Context } from '../pxl/context.js';
+import type { DevicePtr } from '../pxl/devicePtr.js';
+import type { Job } from '../pxl/job.js';
+import type { WorkItem } from './protocol.js';
+
+type Storage = ReturnType<PcfBlockOp['initStorage']>;
+
+/** The key of an item's schedule and operation: items of one run must agree on it. */
+function shapeKey(item: WorkItem): string {
+  return JSON.stringify([item.op, item.rows, item.cols, item.nRows, item.nCols, item.mode, item.blockSide]);
+}
+
+export class WorkerRun {
+  readonly runId: string;
+  readonly #key: string;
+  readonly #workspace: PcfWorkspace;
+  readonly #scheduler: BlockScheduler;
+  readonly #op: PcfBlockOp;
+  readonly #uploads: readonly DevicePtr[];
+  readonly #storages = new Map<number, Storage>();
+  /** Last time a block of this run was taken, for dropping runs that went quiet. */
+  lastUsed = Date.now();
+
+  private constructor(item: WorkItem, workspace: PcfWorkspace, scheduler: BlockScheduler, op: PcfBlockOp, uploads: readonly DevicePtr[]) {
+    this.runId = item.run;
+    this.#key = shapeKey(item);
+    this.#workspace = workspace;
+    this.#scheduler = scheduler;
+    this.#op = op;
+    this.#uploads = uploads;
+  }
+
+  /**
+   * Uploads the inputs of `item`'s run and builds its BlockOp over `jobs`.
+   * @throws UnsupportedError when the item's sizes disagree with its inputs.
+   */
+  static async open(item: WorkItem, rows: PcfSet, cols: PcfSet, ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[]): Promise<WorkerRun> {
+    if (rows.count !== item.nRows || cols.count !== item.nCols) {
+      throw new UnsupportedError(`the item describes a ${item.nRows} x ${item.nCols} matrix, but its inputs hold ${rows.count} and ${cols.count} PCFs`);
+    }
+    if (item.mode === 'lowerTriangle' && item.rows !== item.cols) throw new UnsupportedError('a lower-triangle run needs the same rows and columns');
+    const scheduler = new BlockScheduler({ nRows: item.nRows, nCols: item.nCols, mode: item.mode, maxOutputElements: item.blockSide * item.blockSide, nSplitsHint: 1, minBlockSide: item.blockSide });
+    const uploads: DevicePtr[] = [];
+    try {
+      const rowData = await uploadPcfSet(ctx, rows, 'float64', workspace.buffers);
+      uploads.push(...rowData.pointers);
+      let colData: DevicePcfSet<'float64'> = rowData;
+      if (item.cols !== item.rows) {
+        colData = await uploadPcfSet(ctx, cols, 'float64', workspace.buffers);
+        uploads.push(...colData.pointers);
+      }
+      const op = item.op.kind === 'l2inner' ? L2_INNER : pcfOp(item.op.kind === 'l1' ? 1 : item.op.p);
+      const blockOp = new PcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip, item.op.dtype, rows.dtype);
+      return new WorkerRun(item, workspace, scheduler, blockOp, uploads);
+    } catch (error) {
+      for (const ptr of uploads) workspace.buffers.memFree(ptr);
+      throw error;
+    }
+  }
+
+  /**
+   * The block `item` names.
+   * @throws UnsupportedError for an index outside the schedule or an item that describes another schedule.
+   */
+  blockOf(item: WorkItem): BlockInfo {
+    if (shapeKey(item) !== this.#key) throw new UnsupportedError(`the item of block ${item.block} describes another schedule than the earlier items of run ${item.run}`);
+    const block = this.#scheduler.blocks[item.block];
+    if (block === undefined) throw new UnsupportedError(`block ${item.block} is not one of the ${this.#scheduler.blocks.length} blocks of run ${item.run}`);
+    return block;
+  }
+
+  /**
+   * Computes `block` on device (Job) `device` and returns its values as little-endian bytes, a
+   * copy the caller owns. One block at a time per device.
+   */
+  async compute(block: BlockInfo, device: number): Promise<Uint8Array> {
+    this.lastUsed = Date.now();
+    let storage = this.#storages.get(device);
+    if (storage === undefined) this.#storages.set(device, (storage = this.#op.initStorage(device, this.#scheduler)));
+    const slot: BufferSlot = 0;
+    const out = this.#op.outputBuffer(storage, slot);
+    const n = block.rowCount * block.colCount;
+    out.fill(0, 0, n);
+    await this.#op.execBlock(storage, block, slot);
+    const values = out.slice(0, n);
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  }
+
+  /** Gives back the storages and uploads; the caller makes sure no block of the run is computing. */
+  dispose(): void {
+    for (const storage of this.#storages.values()) this.#op.disposeStorage(storage);
+    this.#storages.clear();
+    for (const ptr of this.#uploads) this.#workspace.buffers.memFree(ptr);
+  }
+}
