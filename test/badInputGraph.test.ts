@@ -124,7 +124,7 @@ describe('queues, buffers and command groups refuse bad input', () => {
     await ctx?.destroy();
   });
 
-  const QUEUE_OPTIONS = "Valid options: 'job', 'chunks', 'maxTasksInFlight', 'uninitializedReads', 'onWarning', 'onTask', 'debugBounds', 'horizonStep'";
+  const QUEUE_OPTIONS = "Valid options: 'job', 'chunks', 'maxTasksInFlight', 'uninitializedReads', 'onWarning', 'onTask', 'debugBounds', 'horizonStep', 'horizonMaxParallelism'";
   it.each<[string, unknown, string]>([
     ['null', null, 'createQueue options must be an object of options (or left out), got null'],
     ['a number', 5, 'createQueue options must be an object of options (or left out), got 5'],

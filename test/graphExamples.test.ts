@@ -88,9 +88,10 @@ describe('heat diffusion (2-D stencil, neighborhood, ping-pong buffers)', () => 
         );
         [src, dst] = [dst, src];
       }
-      // Step k reads what step k-1 wrote, overwrites what step k-1 read and what step k-2 wrote.
-      // Step 5 reads B1, which step 4 wrote; it overwrites B0, which step 4 read and step 3 wrote.
-      expect(tasks[5]!.dependencies.map((d) => `${d.kind} T${d.task} B${d.buffer}`)).toEqual([`output T${tasks[3]!.id} B0`, `true T${tasks[4]!.id} B1`, `anti T${tasks[4]!.id} B0`]);
+      // Step k reads what step k-1 wrote and overwrites what step k-1 read (which step k-2 wrote).
+      // Step 5 reads B1, which step 4 wrote; it overwrites B0, which step 4 read, so it waits for
+      // step 4 only: step 4 already waits for step 3, the writer of B0.
+      expect(tasks[5]!.dependencies.map((d) => `${d.kind} T${d.task} B${d.buffer}`)).toEqual([`true T${tasks[4]!.id} B1`, `anti T${tasks[4]!.id} B0`]);
       const result = await q.fence(src);
       expect(result).toEqual(heatReference(u0, rows, cols, steps, alpha));
       await q.destroy();

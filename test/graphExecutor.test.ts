@@ -15,6 +15,7 @@ function task(id: number, on: number[] = [], kind: 'true' | 'anti' | 'output' = 
     range: undefined,
     chunks: [],
     accesses: [],
+    standsFor: [],
     dependencies: on.map((t) => ({ task: t as TaskId, kind, buffer: 0 as BufferId, region: emptyRegion(1) })),
     space: HOST_MEMORY.id,
     copies: [],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { box } from '../src/core/box.js';
-import type { PxlError } from '../src/core/errors.js';
+import { OptionError, type PxlError } from '../src/core/errors.js';
 import { range } from '../src/core/range.js';
 import type { NDArray } from '../src/pxl/ndarray.js';
 import { accessOf, type Access } from '../src/graph/accessMode.js';
@@ -54,61 +54,90 @@ function longRun(g: TaskGraph, tasks: number, onTask: (t: TaskRecord) => void = 
 }
 
 describe('horizons', () => {
-  it('keep the tracking maps bounded over a 10,000-task run', () => {
-    const bounded = longRun(new TaskGraph({ uninitializedReads: 'throw' }), 10_000);
-    // Between horizons 32 tasks add at most a few entries each; without horizons the readers of `a` pile up.
-    expect(bounded).toBeLessThanOrEqual(400);
-    const unbounded = longRun(new TaskGraph({ uninitializedReads: 'throw', horizonStep: 2 ** 30 }), 1_000);
-    expect(unbounded).toBeGreaterThan(1_000);
+  it('keep the tracking maps bounded over a long run', () => {
+    const bounded = longRun(new TaskGraph({ uninitializedReads: 'throw' }), 3_000);
+    // The readers of `a` of at most two horizon periods (an execution front of up to 64 tasks each).
+    expect(bounded).toBeLessThanOrEqual(1_200);
+    const unbounded = longRun(new TaskGraph({ uninitializedReads: 'throw', horizonStep: 2 ** 30, horizonMaxParallelism: 2 ** 30 }), 1_000);
+    expect(unbounded).toBeGreaterThan(1_500);
   });
 
-  it('make a horizon every horizonStep tasks that depends on every tracked task', () => {
+  it('make a horizon once the critical path grew by horizonStep, depending only on the execution front', () => {
     const g = new TaskGraph({ horizonStep: 2, uninitializedReads: 'throw' });
     const b = buffer([16]);
     kernel(g, 'left', [[b, part(0, 8), discard]]); // T1
+    kernel(g, 'right', [[b, part(8, 16), discard]]); // T2: still a critical path of 1
     expect(g.horizonIfDue()).toBeUndefined();
-    kernel(g, 'right', [[b, part(8, 16), discard]]); // T2
-    const h = g.horizonIfDue()!; // T3
+    expect(g.executionFront).toEqual([1, 2]);
+    kernel(g, 'both', [[b, part(6, 10), read]]); // T3: path 2, and it covers T1 and T2
+    expect(g.executionFront).toEqual([3]);
+    const h = g.horizonIfDue()!; // T4
     expect(h.kind).toBe('horizon');
-    expect(h.id).toBe(3);
-    expect(deps(h)).toEqual([`true T1 B${b.id} {[(0),(8))}`, `true T2 B${b.id} {[(8),(16))}`]);
+    expect(h.id).toBe(4);
+    expect(deps(h)).toEqual(['order T3']);
+    expect(h.standsFor.map(formatDependency)).toEqual([`true T1 B${b.id} {[(0),(8))}`, `true T2 B${b.id} {[(8),(16))}`]);
+    expect(g.executionFront).toEqual([4]);
     expect(g.horizonIfDue()).toBeUndefined();
-    expect(g.lastHorizon).toBe(3);
+    expect(g.lastHorizon).toBe(4);
   });
 
-  it('keep dependencies correct across a horizon: later tasks depend on the horizon where they touch older history', () => {
+  it('make a horizon once the execution front grows past horizonMaxParallelism', () => {
+    const g = new TaskGraph({ horizonStep: 100, horizonMaxParallelism: 3, uninitializedReads: 'throw' });
+    const b = buffer([16]);
+    for (let i = 0; i < 3; i++) {
+      kernel(g, 'w', [[b, part(i, i + 1), discard]]);
+      expect(g.horizonIfDue()).toBeUndefined();
+    }
+    kernel(g, 'w', [[b, part(3, 4), discard]]); // T4: four independent tasks in the front
+    expect(deps(g.horizonIfDue()!)).toEqual(['order T1', 'order T2', 'order T3', 'order T4']);
+  });
+
+  it('apply the previous horizon when making the next, so later tasks wait only for what they touch', () => {
     const g = new TaskGraph({ horizonStep: 2, uninitializedReads: 'throw' });
     const b = buffer([16]);
     kernel(g, 'left', [[b, part(0, 8), discard]]); // T1
     kernel(g, 'right', [[b, part(8, 16), discard]]); // T2
-    g.horizonIfDue(); // T3
-    const t4 = kernel(g, 'read', [[b, part(6, 10), read]]);
-    expect(deps(t4)).toEqual([`true T3 B${b.id} {[(6),(10))}`]);
-    const t5 = kernel(g, 'over', [[b, part(0, 4), discard]]);
-    expect(deps(t5)).toEqual([`output T3 B${b.id} {[(0),(4))}`]);
-    const t6 = kernel(g, 'over2', [[b, part(4, 12), discard]]); // T6: after reader T4 and writer T3
-    expect(deps(t6)).toEqual([`output T3 B${b.id} {[(4),(12))}`, `anti T4 B${b.id} {[(6),(10))}`]);
-    const h = g.horizonIfDue()!; // T7 stands for T3 (12..16), T5 (0..4), T6 (4..12)
-    expect(deps(h)).toEqual([`true T3 B${b.id} {[(12),(16))}`, `true T5 B${b.id} {[(0),(4))}`, `true T6 B${b.id} {[(4),(12))}`]);
-    const t8 = kernel(g, 'read', [[b, part(0, 16), read]]);
-    expect(deps(t8)).toEqual([`true T7 B${b.id} {[(0),(16))}`]);
-    // A writer after a horizon that stands for readers waits for it (anti).
-    g.horizonIfDue();
-    kernel(g, 'x', [[b, part(0, 1), read]]);
-    const h2 = g.horizonIfDue()!; // T10: T7 wrote, T8 and T9 read
-    expect(deps(h2)).toEqual([`true T7 B${b.id} {[(0),(16))}`, `anti T8 B${b.id} {[(0),(16))}`, `anti T9 B${b.id} {[(0),(1))}`]);
-    const t11 = kernel(g, 'w', [[b, part(0, 16), discard]]);
-    expect(deps(t11)).toEqual([`anti T10 B${b.id} {[(0),(16))}`, `output T10 B${b.id} {[(0),(16))}`]);
+    kernel(g, 'both', [[b, part(6, 10), read]]); // T3
+    expect(g.horizonIfDue()!.id).toBe(4); // not applied yet: T1 and T2 stay the last writers
+    const t5 = kernel(g, 'read', [[b, part(0, 4), read]]);
+    expect(deps(t5)).toEqual([`true T1 B${b.id} {[(0),(4))}`]);
+    // A write after reads depends on the readers only, not also on the writer they read.
+    const t6 = kernel(g, 'over', [[b, part(4, 12), discard]]);
+    expect(deps(t6)).toEqual([`anti T3 B${b.id} {[(6),(10))}`]);
+    const t7 = kernel(g, 'all', [[b, part(0, 16), read]]);
+    expect(deps(t7)).toEqual([`true T1 B${b.id} {[(0),(4))}`, `true T2 B${b.id} {[(12),(16))}`, `true T6 B${b.id} {[(4),(12))}`]);
+    const h8 = g.horizonIfDue()!; // T8: applies T4 to T1, T2 and T3
+    expect(deps(h8)).toEqual(['order T4', 'order T5', 'order T7']);
+    const t9 = kernel(g, 'old', [[b, part(0, 2), read]]);
+    expect(deps(t9)).toEqual([`true T4 B${b.id} {[(0),(2))}`]);
+    const t10 = kernel(g, 'w', [[b, part(0, 16), discard]]);
+    expect(deps(t10)).toEqual([`anti T5 B${b.id} {[(0),(4))}`, `anti T7 B${b.id} {[(0),(16))}`, `anti T9 B${b.id} {[(0),(2))}`]);
   });
 
-  it('refuse a bad horizonStep', () => {
+  it('let a write after an applied horizon that stands for the readers wait for the horizon once', () => {
+    const g = new TaskGraph({ horizonStep: 100, horizonMaxParallelism: 1, uninitializedReads: 'throw' });
+    const b = buffer([4]);
+    kernel(g, 'w', [[b, part(0, 4), discard]]); // T1
+    kernel(g, 'r', [[b, part(0, 4), read]]); // T2
+    kernel(g, 'r', [[b, part(0, 4), read]]); // T3: the front is T2, T3
+    expect(g.horizonIfDue()!.id).toBe(4);
+    kernel(g, 'x', [[buffer([1]), part(0, 1), discard]]); // T5: the front is T4, T5
+    expect(g.horizonIfDue()!.id).toBe(6); // applies T4: last writer and only reader of b
+    expect(deps(kernel(g, 'w', [[b, part(0, 4), discard]]))).toEqual([`output T4 B${b.id} {[(0),(4))}`]);
+  });
+
+  it('refuse a bad horizonStep or horizonMaxParallelism, and unknown options', () => {
     expect(() => new TaskGraph({ horizonStep: 0 })).toThrow(/horizonStep must be an integer/);
+    expect(() => new TaskGraph({ horizonMaxParallelism: 0 })).toThrow(new OptionError('horizonMaxParallelism must be an integer in [1, 1073741824], got 0'));
+    expect(() => new TaskGraph({ horizonSteps: 2 } as never)).toThrow(
+      new OptionError("TaskGraph options has no option 'horizonSteps'; did you mean 'horizonStep'? Valid options: 'spaceFor', 'uninitializedReads', 'onWarning', 'horizonStep', 'horizonMaxParallelism'"),
+    );
   });
 });
 
 /** Graph and executor together, with runs the test settles by hand. */
-function harness(horizonStep: number) {
-  const g = new TaskGraph({ horizonStep, uninitializedReads: 'ignore' });
+function harness(horizonStep: number, horizonMaxParallelism = 64) {
+  const g = new TaskGraph({ horizonStep, horizonMaxParallelism, uninitializedReads: 'ignore' });
   const ex = new Executor(16);
   const finish = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();
   const settled = new Map<number, PxlError | undefined>();
@@ -136,7 +165,7 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 describe('horizons in the executor', () => {
   for (const when of ['before', 'after'] as const) {
     it(`fail exactly the readers of what a failed task wrote, through a horizon (failure ${when} the horizon is added)`, async () => {
-      const h = harness(2);
+      const h = harness(100, 1);
       const b = buffer([16]);
       const t1 = h.submit('bad', [[b, part(0, 8), discard]]);
       if (when === 'before') {
@@ -144,16 +173,18 @@ describe('horizons in the executor', () => {
         await tick();
       }
       const t2 = h.submit('good', [[b, part(8, 16), discard]]); // T2, then horizon T3
-      expect(h.g.lastHorizon).toBe(3);
+      const t4 = h.submit('other', [[buffer([1]), part(0, 1), discard]]); // T4, then horizon T5, which applies T3
+      expect(h.g.lastHorizon).toBe(5);
+      const doomed = h.submit('readsBad', [[b, part(4, 10), read]]); // T6
+      expect(deps(doomed)).toEqual([`true T3 B${b.id} {[(4),(10))}`]);
       const fine = h.submit('readsGood', [[b, part(8, 12), read]]);
-      const doomed = h.submit('readsBad', [[b, part(4, 10), read]]);
       if (when === 'after') h.finish.get(t1.id)!.reject(new Error('boom'));
       h.finish.get(t2.id)!.resolve();
-      await tick();
-      await tick();
+      h.finish.get(t4.id)!.resolve();
+      for (let i = 0; i < 4; i++) await tick();
       expect(h.settled.get(3)).toBeUndefined(); // the horizon itself does not fail
       expect(h.settled.has(3)).toBe(true);
-      expect(h.settled.get(doomed.id)?.message).toMatch(/task T5 'readsBad' did not run because a task it depends on failed: task T1 'bad' failed: boom/);
+      expect(h.settled.get(doomed.id)?.message).toMatch(/task T6 'readsBad' did not run because a task it depends on failed: task T1 'bad' failed: boom/);
       expect(h.finish.has(doomed.id)).toBe(false);
       expect(h.finish.has(fine.id)).toBe(true);
       h.finish.get(fine.id)!.resolve();
@@ -162,13 +193,14 @@ describe('horizons in the executor', () => {
   }
 
   it('forget failure records older than the latest horizon', async () => {
-    const h = harness(8);
+    const h = harness(8, 8);
     const b = buffer([1000]);
     for (let i = 0; i < 1000; i++) {
       const t = h.submit('bad', [[b, part(i, i + 1), discard]]);
       h.finish.get(t.id)!.reject(new Error('boom'));
       await tick();
-      expect(h.ex.failureRecords).toBeLessThanOrEqual(10);
+      // The failed tasks of two horizon periods (the older horizon is applied only by the next), and two horizons.
+      expect(h.ex.failureRecords).toBeLessThanOrEqual(20);
     }
     await expect(h.ex.wait()).rejects.toThrow(/boom/);
   });

@@ -56,14 +56,14 @@ describe('dependencies', () => {
     expect(deps(t3)).toEqual([`true T1 B${b.id} {[(6),(8))}`, `true T2 B${b.id} {[(8),(10))}`]);
   });
 
-  it('makes a write depend on the readers since the last write (anti) and on the last writer (output)', () => {
+  it('makes a write depend on the readers since the last write (anti) only, not also on the writer they read', () => {
     const { g } = graph();
     const b = buffer([16]);
     kernel(g, 'init', [[b, part(0, 16), discard]]);
     kernel(g, 'left', [[b, part(0, 6), read]]);
     kernel(g, 'right', [[b, part(6, 16), read]]);
     const t4 = kernel(g, 'overwrite', [[b, part(4, 8), discard]]);
-    expect(deps(t4)).toEqual([`output T1 B${b.id} {[(4),(8))}`, `anti T2 B${b.id} {[(4),(6))}`, `anti T3 B${b.id} {[(6),(8))}`]);
+    expect(deps(t4)).toEqual([`anti T2 B${b.id} {[(4),(6))}`, `anti T3 B${b.id} {[(6),(8))}`]);
     // After the write, readers start over: a new write of [4, 8) only waits for T4.
     const t5 = kernel(g, 'again', [[b, part(5, 7), discard]]);
     expect(deps(t5)).toEqual([`output T4 B${b.id} {[(5),(7))}`]);
@@ -97,11 +97,37 @@ describe('dependencies', () => {
     expect(deps(t3)).toEqual([`true T1 B${b.id} {[(0,0),(4,8))}`, `true T2 B${b.id} {[(4,0),(5,8))}`]);
   });
 
-  it('makes a write without noInit of never-written points neither warn nor depend', () => {
-    const { g, warnings } = graph();
+  it('makes a write depend on a last writer itself (output) where nobody read what it overwrites since', () => {
+    const { g } = graph();
+    const b = buffer([16]);
+    kernel(g, 'a', [[b, part(0, 8), discard]]); // T1
+    kernel(g, 'b', [[b, part(8, 16), discard]]); // T2
+    kernel(g, 'r', [[b, part(0, 2), read]]); // T3 reads part of what T1 wrote
+    // T3 read none of [4, 12), so the write waits for the writers themselves.
+    expect(deps(kernel(g, 'w', [[b, part(4, 12), discard]]))).toEqual([`output T1 B${b.id} {[(4),(8))}`, `output T2 B${b.id} {[(8),(12))}`]);
+    // [0, 4): T1's reader T3 waits for T1, so only T3; [4, 12) and [12, 16): unread, so their writers.
+    expect(deps(kernel(g, 'w2', [[b, part(0, 16), discard]]))).toEqual([`output T2 B${b.id} {[(12),(16))}`, `anti T3 B${b.id} {[(0),(2))}`, `output T4 B${b.id} {[(4),(12))}`]);
+  });
+
+  it('waits for the readers of never-written points before overwriting them', () => {
+    const { g } = graph({ uninitializedReads: 'ignore' });
     const b = buffer([8]);
+    kernel(g, 'r', [[b, part(0, 4), read]]);
+    expect(deps(kernel(g, 'w', [[b, part(0, 8), discard]]))).toEqual([`anti T1 B${b.id} {[(0),(4))}`]);
+  });
+
+  it('reports a write without noInit of never-written points as an uninitialized read, and depends on nothing', () => {
+    const { g, warnings } = graph();
+    const b = buffer([8], 'out');
     expect(kernel(g, 'w', [[b, part(0, 8), write]]).dependencies).toEqual([]);
-    expect(warnings).toEqual([]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      `task T1 'w' writes {[(0),(8))} of buffer B${b.id} 'out' without noInit, so it keeps what it does not overwrite there, but no task has written it: ` +
+        "the kernel sees the buffer's initial zeros; declare the write with { noInit: true } if the kernel overwrites every point, or give the buffer init data",
+    ]);
+    expect(kernel(g, 'w', [[buffer([8]), part(0, 8), discard]]).dependencies).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    const strict = graph({ uninitializedReads: 'throw' });
+    expect(() => kernel(strict.g, 'w', [[b, part(2, 6), readWrite]])).toThrow(expect.objectContaining({ task: "T1 'w'", buffer: `B${b.id} 'out'`, region: regionOf(box([2], [6])) }));
   });
 });
 
@@ -126,6 +152,7 @@ describe('reads of never-written points', () => {
     const { g } = graph({ uninitializedReads: 'throw' });
     const b = buffer([4]);
     expect(() => kernel(g, 'r', [[b, part(0, 4), read]])).toThrow(TaskGraphError);
+    expect(() => kernel(g, 'r', [[b, part(1, 3), read]])).toThrow(expect.objectContaining({ task: "T1 'r'", buffer: `B${b.id}`, region: regionOf(box([1], [3])) }));
     expect(g.taskCount).toBe(0);
     expect(kernel(g, 'w', [[b, part(0, 4), discard]]).id).toBe(1);
   });
@@ -147,10 +174,10 @@ describe('validation', () => {
     expect(attempt).toThrow(
       new TaskGraphError(
         `task T2 'smear' writes the region {[(3,0),(5,8))} of buffer B${b.id} 'grid' from two chunks at once (chunk 0: offset (0,0) range (4,8), chunk 1: offset (4,0) range (4,8)); a write access needs a range mapper that gives different chunks disjoint regions, such as oneToOne()`,
-        { task: "T2 'smear'", buffer: `B${b.id} 'grid'` },
+        { task: "T2 'smear'", buffer: `B${b.id} 'grid'`, region: regionOf(box([3, 0], [5, 8])) },
       ),
     );
-    expect(attempt).toThrow(expect.objectContaining({ code: 'PXL_TASK_GRAPH', task: "T2 'smear'", buffer: `B${b.id} 'grid'` }));
+    expect(attempt).toThrow(expect.objectContaining({ code: 'PXL_TASK_GRAPH', task: "T2 'smear'", buffer: `B${b.id} 'grid'`, region: regionOf(box([3, 0], [5, 8])) }));
     // Reads may overlap, and one chunk cannot overlap itself.
     expect(() => kernel(g, 'blur', [[b, neighborhood([1, 0]), read]], [8, 8], 2)).not.toThrow();
     expect(() => kernel(g, 'smear', [[b, neighborhood([1, 0]), readWrite]], [8, 8], 1)).not.toThrow();

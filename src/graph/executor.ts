@@ -1,7 +1,7 @@
 import { PxlError, TaskGraphError } from '../core/errors.js';
-import { intersection, isEmpty, type Region } from '../core/region.js';
+import { intersection, isEmpty, union, type Region } from '../core/region.js';
 import type { BufferId } from './buffer.js';
-import { dependencyTasks, taskLabel, type TaskId, type TaskRecord } from './task.js';
+import { dependencyTasks, taskLabel, type Dependency, type TaskId, type TaskRecord } from './task.js';
 
 /** A buffer region a true dependency carries. */
 interface Part {
@@ -31,6 +31,8 @@ interface Node {
   readonly dependents: { readonly node: Node; readonly data: boolean; readonly parts: readonly Part[] }[];
   /** A horizon's regions whose last writer failed; a horizon itself never fails. */
   readonly failedParts: FailedPart[];
+  /** Horizons that stand for what this task writes (`standsFor`), on the regions `parts`. */
+  readonly watchers: { readonly node: Node; readonly parts: readonly Part[] }[];
   /** Dependencies not yet finished. */
   waiting: number;
   state: NodeState;
@@ -46,10 +48,11 @@ interface Node {
  * only had to wait for it (anti and output dependencies) run. Each failure is kept until `wait()`
  * reports the first one.
  *
- * A horizon task (see `TaskGraph.horizonIfDue`) never fails: when a task it truly depends on fails,
- * it records the regions that task should have written, and a later task that reads any of them
- * through the horizon fails as it would have through the failed task. Adding a horizon forgets the
- * failures of every older task (the graph names none of them any more).
+ * A horizon task (see `TaskGraph.horizonIfDue`) never fails: when a task it stands for (its
+ * `standsFor`) fails, it records the regions that task should have written, and a later task that
+ * reads any of them through the horizon fails as it would have through the failed task. Adding a
+ * horizon forgets the failures of every task older than the previous horizon, which the graph has
+ * just applied: it names none of them any more.
  *
  * State stays bounded by the tasks not yet finished plus the failures since the latest horizon: a
  * finished task is forgotten, and a later task that names it as a dependency does not wait for it.
@@ -61,6 +64,8 @@ export class Executor {
   /** Horizons that finished with failed parts, since the latest horizon. */
   readonly #horizonFailures = new Map<TaskId, readonly FailedPart[]>();
   readonly #ready: Node[] = [];
+  /** The latest horizon added: the one the graph applies when it makes the next. */
+  #lastHorizon: TaskId | undefined;
   readonly #idle: (() => void)[] = [];
   #unreported: PxlError[] = [];
   #running = 0;
@@ -90,11 +95,11 @@ export class Executor {
    */
   add(task: TaskRecord, run: TaskRun, onSettled?: (error: PxlError | undefined) => void): void {
     const horizon = task.kind === 'horizon';
-    const node: Node = { task, run, onSettled, dependents: [], failedParts: [], waiting: 0, state: 'waiting' };
+    const node: Node = { task, run, onSettled, dependents: [], failedParts: [], watchers: [], waiting: 0, state: 'waiting' };
     this.#nodes.set(task.id, node);
     let failure: PxlError | undefined;
     for (const dep of dependencyTasks(task)) {
-      const parts = task.dependencies.filter((d) => d.task === dep && d.kind === 'true').map((d) => ({ buffer: d.buffer, region: d.region }));
+      const parts = partsOf(task.dependencies, dep);
       const data = parts.length > 0;
       const on = this.#nodes.get(dep);
       if (on !== undefined) {
@@ -105,8 +110,18 @@ export class Executor {
       }
     }
     if (horizon) {
-      for (const id of this.#failed.keys()) if (id < task.id) this.#failed.delete(id);
-      for (const id of this.#horizonFailures.keys()) if (id < task.id) this.#horizonFailures.delete(id);
+      for (const dep of new Set(task.standsFor.map((d) => d.task))) {
+        const parts = partsOf(task.standsFor, dep);
+        const on = this.#nodes.get(dep);
+        if (on !== undefined) on.watchers.push({ node, parts });
+        else this.#failureThrough(node, dep, parts);
+      }
+      const applied = this.#lastHorizon;
+      if (applied !== undefined) {
+        for (const id of this.#failed.keys()) if (id < applied) this.#failed.delete(id);
+        for (const id of this.#horizonFailures.keys()) if (id < applied) this.#horizonFailures.delete(id);
+      }
+      this.#lastHorizon = task.id;
     }
     if (failure !== undefined) this.#fail(node, this.#dependencyFailed(node, failure), false);
     else if (node.waiting === 0) this.#makeReady(node);
@@ -120,8 +135,13 @@ export class Executor {
     const failed = this.#failed.get(dep);
     let found: PxlError | undefined;
     const hit = (part: Part, error: PxlError): void => {
-      if (node.task.kind === 'horizon') node.failedParts.push({ ...part, error });
-      else found ??= error;
+      if (node.task.kind !== 'horizon') found ??= error;
+      else {
+        // One part per buffer and failure, so a horizon's record stays as small as the regions it names.
+        const i = node.failedParts.findIndex((f) => f.buffer === part.buffer && f.error === error);
+        if (i < 0) node.failedParts.push({ ...part, error });
+        else node.failedParts[i] = { ...part, region: union(node.failedParts[i]!.region, part.region), error };
+      }
     };
     if (failed !== undefined) {
       const root = rootFailure(failed);
@@ -201,6 +221,7 @@ export class Executor {
     if (node.failedParts.length > 0) {
       this.#horizonFailures.set(node.task.id, node.failedParts);
       this.#failReaders(node);
+      this.#failWatchers(node);
     }
     this.#release(node);
     this.#afterChange();
@@ -222,6 +243,7 @@ export class Executor {
     if (root) this.#unreported.push(error);
     this.#settle(node, error);
     this.#failReaders(node);
+    this.#failWatchers(node);
     // Tasks that only had to wait (anti and output dependencies) may go: the failed task touches nothing any more.
     this.#release(node);
     this.#afterChange();
@@ -236,6 +258,13 @@ export class Executor {
       if (!data || d.state !== 'waiting') continue;
       const failure = this.#failureThrough(d, node.task.id, parts);
       if (failure !== undefined) this.#fail(d, this.#dependencyFailed(d, failure), false);
+    }
+  }
+
+  /** Passes what `node` failed to write (its own failure, or a horizon's failed parts) to the horizons that stand for it. */
+  #failWatchers(node: Node): void {
+    for (const { node: h, parts } of node.watchers) {
+      if (h.state === 'waiting' || h.state === 'ready') this.#failureThrough(h, node.task.id, parts);
     }
   }
 
@@ -257,6 +286,13 @@ export class Executor {
     this.#pump();
     if (this.#nodes.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
+}
+
+/** The true dependencies on `task` among `deps`, as buffer parts. */
+function partsOf(deps: readonly Dependency[], task: TaskId): Part[] {
+  const out: Part[] = [];
+  for (const d of deps) if (d.task === task && d.kind === 'true') out.push({ buffer: d.buffer, region: d.region });
+  return out;
 }
 
 /** A task that did not run because of another's failure; its cause is the first failure of the chain. */

@@ -98,6 +98,7 @@ export class Queue {
       ...(options.uninitializedReads === undefined ? {} : { uninitializedReads: options.uninitializedReads }),
       ...(options.onWarning === undefined ? {} : { onWarning: options.onWarning }),
       ...(options.horizonStep === undefined ? {} : { horizonStep: options.horizonStep }),
+      ...(options.horizonMaxParallelism === undefined ? {} : { horizonMaxParallelism: options.horizonMaxParallelism }),
     });
     this.#ctx = ctx;
     this.#ownsJob = options.job === undefined;

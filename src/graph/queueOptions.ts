@@ -28,8 +28,14 @@ export interface QueueOptions {
    * for debugging. Default false.
    */
   debugBounds?: boolean;
-  /** Tasks between horizons, which keep the graph's tracking state bounded, in [1, 2^30]. Default 32. */
+  /**
+   * Critical-path length between horizons, which keep the graph's tracking state bounded, in
+   * [1, 2^30]: a horizon is made once the longest dependency chain has grown by this many tasks.
+   * Default 4.
+   */
   horizonStep?: number;
+  /** Largest execution front (tasks nothing depends on yet) before a horizon is made anyway, in [1, 2^30]. Default 64. */
+  horizonMaxParallelism?: number;
 }
 
 /** Options of `Queue.buffer`. */
@@ -40,7 +46,7 @@ export interface BufferOptions {
   name?: string;
 }
 
-const QUEUE_OPTIONS: readonly (keyof QueueOptions)[] = ['job', 'chunks', 'maxTasksInFlight', 'uninitializedReads', 'onWarning', 'onTask', 'debugBounds', 'horizonStep'];
+const QUEUE_OPTIONS: readonly (keyof QueueOptions)[] = ['job', 'chunks', 'maxTasksInFlight', 'uninitializedReads', 'onWarning', 'onTask', 'debugBounds', 'horizonStep', 'horizonMaxParallelism'];
 const BUFFER_OPTIONS: readonly (keyof BufferOptions)[] = ['init', 'name'];
 
 const DEFAULT_IN_FLIGHT = 16;
@@ -55,11 +61,12 @@ export interface ResolvedQueueOptions {
   readonly onTask: ((task: TaskRecord) => void) | undefined;
   readonly debugBounds: boolean;
   readonly horizonStep: number | undefined;
+  readonly horizonMaxParallelism: number | undefined;
 }
 
 /**
  * Checks the options of `createQueue` before the queue takes anything (a Job, Subs), so a bad
- * option leaves the Context as it was; `uninitializedReads` and `horizonStep` are checked by the
+ * option leaves the Context as it was; `uninitializedReads`, `horizonStep` and `horizonMaxParallelism` are checked by the
  * task graph, which the queue builds before it takes a Job.
  * @throws {OptionError} for options that are not an object, an unknown option (naming the nearest),
  *   or an option of the wrong type or out of range.
@@ -77,6 +84,7 @@ export function resolveQueueOptions(options: QueueOptions | undefined): Resolved
     onTask: o.onTask === undefined ? undefined : checkFunction('onTask', o.onTask),
     debugBounds: o.debugBounds === undefined ? false : checkBoolean('debugBounds', o.debugBounds),
     horizonStep: o.horizonStep,
+    horizonMaxParallelism: o.horizonMaxParallelism,
   };
 }
 

@@ -28,23 +28,36 @@ export function formatTaskId(id: TaskId): string {
 export type TaskKind = 'kernel' | 'host' | 'fence' | 'init' | 'horizon';
 
 /**
- * Why one task waits for another, on a buffer region both touch:
+ * Why one task waits for another:
  * - `'true'` (read after write): the task consumes what the other produced;
  * - `'anti'` (write after read): the task overwrites what the other reads;
- * - `'output'` (write after write): the task overwrites what the other wrote.
+ * - `'output'` (write after write): the task overwrites what the other wrote, and no task read it
+ *   in between (otherwise it waits for those readers instead, which wait for the writer);
+ * - `'order'`: a horizon waits for a task of the execution front; no buffer is involved.
  *
  * A `'true'` dependency on a task subsumes `'anti'` and `'output'` ones on the same task and buffer,
  * which are then not listed.
  */
-export type DependencyKind = 'true' | 'anti' | 'output';
+export type DependencyKind = 'true' | 'anti' | 'output' | 'order';
 
-/** One dependency edge: this task runs after `task` because of `region` of `buffer`. */
-export interface Dependency {
+/** A dependency through data: this task runs after `task` because of `region` of `buffer`. */
+export interface DataDependency {
   readonly task: TaskId;
-  readonly kind: DependencyKind;
+  readonly kind: 'true' | 'anti' | 'output';
   readonly buffer: BufferId;
   readonly region: Region;
 }
+
+/** A horizon's dependency on a task of the execution front: ordering only, no buffer or region. */
+export interface OrderDependency {
+  readonly task: TaskId;
+  readonly kind: 'order';
+  readonly buffer?: undefined;
+  readonly region?: undefined;
+}
+
+/** One dependency edge of a task. */
+export type Dependency = DataDependency | OrderDependency;
 
 /** One buffer access of a task, as the graph resolved it. */
 export interface BufferAccess {
@@ -78,8 +91,14 @@ export interface TaskRecord {
   /** The chunks the kernel runs as, one launch task each; one chunk of the whole range for a host task; empty for the others. */
   readonly chunks: readonly Chunk[];
   readonly accesses: readonly BufferAccess[];
-  /** Sorted by task id, then kind (true, anti, output), then buffer id. */
+  /** Sorted by task id, then kind (true, anti, output), then buffer id; a horizon's are all `'order'`. */
   readonly dependencies: readonly Dependency[];
+  /**
+   * For a horizon: the last writers (as `'true'` dependencies with their regions) it stands in for
+   * once the next horizon applies it, so that readers through it learn of a failed write. Empty for
+   * every other task.
+   */
+  readonly standsFor: readonly DataDependency[];
   /** The memory space the task runs in. */
   readonly space: MemorySpaceId;
   /** Copies into `space` that must run first; empty while every space is host shared memory. */
@@ -100,9 +119,10 @@ export function dependencyTasks(t: TaskRecord): TaskId[] {
   return [...new Set(t.dependencies.map((d) => d.task))].sort((a, b) => a - b);
 }
 
-/** Renders a dependency as `true T1 B0 {[(0,0),(4,8))}`, for logs and test messages. */
+/** Renders a dependency as `true T1 B0 {[(0,0),(4,8))}`, or `order T1` for a horizon's, for logs and test messages. */
 export function formatDependency(d: Dependency): string {
   if (typeof (d as Partial<Dependency> | null)?.kind !== 'string') throw new ArgumentError(`formatDependency: d must be a Dependency (an entry of a TaskRecord's dependencies), got ${describe(d)}`);
+  if (d.kind === 'order') return `order ${formatTaskId(d.task)}`;
   return `${d.kind} ${formatTaskId(d.task)} ${formatBufferId(d.buffer)} ${formatRegion(d.region)}`;
 }
 

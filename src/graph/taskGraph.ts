@@ -4,13 +4,13 @@ import { RangeMapperError, TaskGraphError } from '../core/errors.js';
 import type { Range } from '../core/range.js';
 import { emptyRegion, formatRegion, intersection, isEmpty, region as makeRegion, union, type Region } from '../core/region.js';
 import { formatSubrange } from '../core/subrange.js';
-import { checkInteger, checkOneOf } from '../core/validate.js';
+import { checkFunction, checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.js';
 import { isConsumer, isProducer, type Access } from './accessMode.js';
 import type { BufferId, GraphBuffer } from './buffer.js';
 import { HOST_MEMORY, type MemorySpaceId } from './coherence.js';
 import { applyRangeMapper, checkRangeMapper, mapperName, type AnyRangeMapper, type RangeMapper } from './rangeMapper.js';
 import { RegionMap } from './regionMap.js';
-import { taskLabel, type BufferAccess, type Dependency, type DependencyKind, type GraphWarning, type TaskCopy, type TaskId, type TaskKind, type TaskRecord } from './task.js';
+import { taskLabel, type BufferAccess, type DataDependency, type Dependency, type GraphWarning, type TaskCopy, type TaskId, type TaskKind, type TaskRecord } from './task.js';
 
 /** What to do when a task reads points that no task (or buffer init) ever wrote. */
 export type UninitializedReadPolicy = 'ignore' | 'warn' | 'throw';
@@ -24,14 +24,22 @@ export interface TaskGraphOptions {
   /** Receives warnings. Default: `process.emitWarning`. */
   onWarning?: (warning: GraphWarning) => void;
   /**
-   * Tasks between horizons, in [1, 2^30]: after this many tasks {@link TaskGraph.horizonIfDue} makes a
-   * horizon task that depends on every task still named in the tracking state, and then stands in
-   * for all of them. Default 32.
+   * Critical-path length between horizons, in [1, 2^30]: once the longest dependency chain has grown
+   * by this many tasks since the last horizon, {@link TaskGraph.horizonIfDue} makes a horizon (as
+   * Celerity's horizon step). Default 4.
    */
   horizonStep?: number;
+  /**
+   * Largest execution front, in [1, 2^30]: once more tasks than this are in the front (tasks no later
+   * task depends on yet), {@link TaskGraph.horizonIfDue} makes a horizon even before `horizonStep`,
+   * so many independent tasks also keep the tracking state bounded. Default 64.
+   */
+  horizonMaxParallelism?: number;
 }
 
-const DEFAULT_HORIZON_STEP = 32;
+const TASK_GRAPH_OPTIONS: readonly (keyof TaskGraphOptions)[] = ['spaceFor', 'uninitializedReads', 'onWarning', 'horizonStep', 'horizonMaxParallelism'];
+const DEFAULT_HORIZON_STEP = 4;
+const DEFAULT_HORIZON_MAX_PARALLELISM = 64;
 
 /** One access of a task being added: a range mapper over the task's chunks, or a fixed region (host tasks). */
 export type AccessSpec =
@@ -47,13 +55,19 @@ export interface TaskSpec {
   readonly accesses: readonly AccessSpec[];
 }
 
+/** Never-written points a task consumes in one buffer; `read` when a reading access is among them, not only a write without noInit. */
+interface Unwritten {
+  readonly region: Region;
+  readonly read: boolean;
+}
+
 /** Per buffer: the last writer of every point (null: never written) and its readers since. */
 interface Tracking {
   readonly writers: RegionMap<Dims, TaskId | null>;
   readonly readers: RegionMap<Dims, readonly TaskId[]>;
 }
 
-const KIND_ORDER: Record<DependencyKind, number> = { true: 0, anti: 1, output: 2 };
+const KIND_ORDER: Record<DataDependency['kind'], number> = { true: 0, anti: 1, output: 2 };
 
 /**
  * The task graph of one queue, built on the main thread as tasks are submitted; it runs nothing
@@ -70,16 +84,27 @@ export class TaskGraph {
   readonly #onWarning: (warning: GraphWarning) => void;
   readonly #tracking = new Map<BufferId, Tracking>();
   readonly #horizonStep: number;
-  #sinceHorizon = 0;
+  readonly #horizonMaxParallelism: number;
+  /** Tasks no later task depends on yet: what the next horizon waits for. */
+  readonly #front = new Set<TaskId>();
+  /** Each nameable task's critical-path length: 1 + the longest of its dependencies'. */
+  readonly #pathLength = new Map<TaskId, number>();
+  #maxPathLength = 0;
+  #pathLengthAtHorizon = 0;
   #lastHorizon: TaskId | undefined;
   #next = 1;
 
-  /** @throws {OptionError} for an unknown `uninitializedReads` policy. */
-  constructor(options: TaskGraphOptions = {}) {
-    this.#spaceFor = options.spaceFor ?? (() => HOST_MEMORY.id);
-    this.#policy = checkOneOf('uninitializedReads', options.uninitializedReads ?? 'warn', ['ignore', 'warn', 'throw'] as const);
-    this.#onWarning = options.onWarning ?? ((w) => process.emitWarning(w.message, 'PxlGraphWarning'));
-    this.#horizonStep = checkInteger('horizonStep', options.horizonStep ?? DEFAULT_HORIZON_STEP, 1, 2 ** 30);
+  /**
+   * @throws {OptionError} for options that are not an object, an unknown option (naming the nearest),
+   *   an unknown `uninitializedReads` policy, or a `horizonStep` or `horizonMaxParallelism` out of range.
+   */
+  constructor(options?: TaskGraphOptions) {
+    const o = checkOptionsObject('TaskGraph options', options, TASK_GRAPH_OPTIONS);
+    this.#spaceFor = o.spaceFor === undefined ? () => HOST_MEMORY.id : checkFunction('spaceFor', o.spaceFor);
+    this.#policy = checkOneOf('uninitializedReads', o.uninitializedReads ?? 'warn', ['ignore', 'warn', 'throw'] as const);
+    this.#onWarning = o.onWarning === undefined ? (w) => process.emitWarning(w.message, 'PxlGraphWarning') : checkFunction('onWarning', o.onWarning);
+    this.#horizonStep = checkInteger('horizonStep', o.horizonStep ?? DEFAULT_HORIZON_STEP, 1, 2 ** 30);
+    this.#horizonMaxParallelism = checkInteger('horizonMaxParallelism', o.horizonMaxParallelism ?? DEFAULT_HORIZON_MAX_PARALLELISM, 1, 2 ** 30);
   }
 
   /** The latest horizon task, if there was one. */
@@ -100,32 +125,36 @@ export class TaskGraph {
     return n;
   }
 
+  /** The tasks no later task depends on yet, ascending: what a horizon made now would wait for. */
+  get executionFront(): TaskId[] {
+    return [...this.#front].sort((a, b) => a - b);
+  }
+
   /**
-   * After `horizonStep` tasks since the last horizon, makes a horizon task and returns it; otherwise
-   * undefined. The horizon depends on every task the tracking maps still name: truly on the last
-   * writer of each written point, anti on the readers since. Then every such name is replaced by the
-   * horizon, so the maps hold at most two values per buffer from here on (the horizon and never
-   * written, or the horizon and no reader) plus what later tasks add. A later task that reads what
-   * an older task wrote depends on the horizon instead, which runs only after that task.
+   * Makes a horizon task and returns it when one is due, otherwise undefined. One is due once the
+   * critical path has grown by `horizonStep` since the last horizon, or the execution front holds
+   * more than `horizonMaxParallelism` tasks. As in Celerity, the horizon depends (kind `'order'`)
+   * only on the execution front, which every earlier task precedes, and becomes the whole front.
+   *
+   * Then the previous horizon is applied: in the tracking maps it stands in for every task older than
+   * itself, as last writer and as reader. Applying the previous horizon rather than the new one keeps
+   * a later task that touches older data from waiting for the whole front; the maps still hold at
+   * most the tasks of two horizon periods. The horizon's `standsFor` lists the last writers it may
+   * stand in for once applied, so that the executor can pass on what a failed one did not write.
    */
   horizonIfDue(): TaskRecord | undefined {
-    if (this.#sinceHorizon < this.#horizonStep) return undefined;
-    this.#sinceHorizon = 0;
+    const due = this.#maxPathLength - this.#pathLengthAtHorizon >= this.#horizonStep || this.#front.size > this.#horizonMaxParallelism;
+    if (!due) return undefined;
     const id = this.#next++ as TaskId;
-    const edges: { task: TaskId; kind: DependencyKind; buffer: BufferId; region: Region }[] = [];
+    const front = this.executionFront;
+    const dependencies = front.map((task): Dependency => Object.freeze({ task, kind: 'order' }));
+    this.#pathLengthAtHorizon = this.#maxPathLength;
+    this.#record(id, front);
+    const previous = this.#lastHorizon;
+    if (previous !== undefined) this.#apply(previous);
+    const standsFor: DataDependency[] = [];
     for (const [buffer, t] of this.#tracking) {
-      const byTask = new Map<string, (typeof edges)[number]>();
-      const edge = (task: TaskId, kind: DependencyKind, r: Region): void => {
-        const key = `${task}/${kind}`;
-        const e = byTask.get(key);
-        if (e === undefined) byTask.set(key, { task, kind, buffer, region: r });
-        else e.region = union(e.region, r);
-      };
-      for (const w of t.writers.entries) if (w.value !== null) edge(w.value, 'true', w.region);
-      for (const rd of t.readers.entries) for (const reader of rd.value) edge(reader, 'anti', rd.region);
-      edges.push(...byTask.values());
-      t.writers.map((w) => (w === null ? null : id));
-      t.readers.map((r) => (r.length === 0 ? r : [id]));
+      for (const w of t.writers.entries) if (w.value !== null) standsFor.push({ task: w.value, kind: 'true', buffer, region: w.region });
     }
     this.#lastHorizon = id;
     return Object.freeze({
@@ -135,10 +164,33 @@ export class TaskGraph {
       range: undefined,
       chunks: Object.freeze([]),
       accesses: Object.freeze([]),
-      dependencies: Object.freeze(finishDependencies(edges)),
+      dependencies: Object.freeze(dependencies),
+      standsFor: Object.freeze(finishDependencies(standsFor) as DataDependency[]),
       space: HOST_MEMORY.id,
       copies: Object.freeze([]),
     });
+  }
+
+  /** Records an accepted task's place in the front and its critical-path length. */
+  #record(id: TaskId, dependsOn: readonly TaskId[]): void {
+    let length = 0;
+    for (const dep of dependsOn) {
+      this.#front.delete(dep);
+      length = Math.max(length, this.#pathLength.get(dep) ?? 0);
+    }
+    this.#front.add(id);
+    this.#pathLength.set(id, length + 1);
+    this.#maxPathLength = Math.max(this.#maxPathLength, length + 1);
+  }
+
+  /** Lets `horizon` stand in for every older task in the tracking maps; older tasks are never named again. */
+  #apply(horizon: TaskId): void {
+    const older = (task: TaskId): TaskId => (task < horizon ? horizon : task);
+    for (const t of this.#tracking.values()) {
+      t.writers.map((w) => (w === null ? null : older(w)));
+      t.readers.map((r) => (r.some((x) => x < horizon) ? [...new Set(r.map(older))] : r));
+    }
+    for (const task of this.#pathLength.keys()) if (task < horizon) this.#pathLength.delete(task);
   }
 
   /** Tasks added so far. */
@@ -158,18 +210,24 @@ export class TaskGraph {
     const accesses = spec.accesses.map((a) => resolveAccess(label, spec, a));
     checkOverlaps(label, spec, accesses);
     const { dependencies, unwritten } = this.#dependencies(spec, accesses);
-    const warnings = [...unwritten].map(([buffer, r]): GraphWarning => ({
+    const warnings = [...unwritten].map(([buffer, { region: r, read }]): GraphWarning => ({
       kind: 'uninitialized-read',
       task: id,
       buffer: buffer.id,
       region: r,
-      message: `task ${label} reads ${formatRegion(r)} of buffer ${buffer.label}, which no task has written: the kernel sees the buffer's initial zeros; give the buffer init data or write it first`,
+      message: read
+        ? `task ${label} reads ${formatRegion(r)} of buffer ${buffer.label}, which no task has written: the kernel sees the buffer's initial zeros; give the buffer init data or write it first`
+        : `task ${label} writes ${formatRegion(r)} of buffer ${buffer.label} without noInit, so it keeps what it does not overwrite there, but no task has written it: ` +
+          "the kernel sees the buffer's initial zeros; declare the write with { noInit: true } if the kernel overwrites every point, or give the buffer init data",
     }));
-    if (this.#policy === 'throw' && warnings.length > 0) throw new TaskGraphError(warnings[0]!.message, { task: label, buffer: [...unwritten.keys()][0]!.label });
+    if (this.#policy === 'throw' && warnings.length > 0) {
+      const [buffer, { region: r }] = [...unwritten][0]!;
+      throw new TaskGraphError(warnings[0]!.message, { task: label, buffer: buffer.label, region: r });
+    }
 
     // From here on the task is accepted: record its effects.
     this.#next++;
-    this.#sinceHorizon++;
+    this.#record(id, [...new Set(dependencies.map((d) => d.task))]);
     const space = this.#spaceFor({ id, kind: spec.kind, name: spec.name });
     const copies = planCopies(space, spec, accesses);
     spec.accesses.forEach((a, i) => {
@@ -189,6 +247,7 @@ export class TaskGraph {
       chunks: Object.freeze([...spec.chunks]),
       accesses: Object.freeze(accesses),
       dependencies: Object.freeze(dependencies),
+      standsFor: Object.freeze([]),
       space,
       copies: Object.freeze(copies),
     });
@@ -208,14 +267,20 @@ export class TaskGraph {
     return t;
   }
 
-  #dependencies(spec: TaskSpec, accesses: readonly BufferAccess[]): { dependencies: Dependency[]; unwritten: Map<GraphBuffer, Region> } {
-    const edges = new Map<string, { task: TaskId; kind: DependencyKind; buffer: BufferId; region: Region }>();
-    const unwritten = new Map<GraphBuffer, Region>();
-    const edge = (task: TaskId, kind: DependencyKind, buffer: BufferId, r: Region): void => {
+  /**
+   * The task's dependencies, recorded as Celerity records them: a consumer truly depends on the last
+   * writer of each point it reads. A producer depends, for each last writer of what it writes, on
+   * the readers since that write (anti), and only when there are none on the writer itself (output):
+   * every such reader already waits for the writer. Points never written have no writer; their
+   * readers are waited for all the same.
+   */
+  #dependencies(spec: TaskSpec, accesses: readonly BufferAccess[]): { dependencies: Dependency[]; unwritten: Map<GraphBuffer, Unwritten> } {
+    const edges = new Map<string, DataDependency>();
+    const unwritten = new Map<GraphBuffer, Unwritten>();
+    const edge = (task: TaskId, kind: DataDependency['kind'], buffer: BufferId, r: Region): void => {
       const key = `${task}/${kind}/${buffer}`;
       const e = edges.get(key);
-      if (e === undefined) edges.set(key, { task, kind, buffer, region: r });
-      else e.region = union(e.region, r);
+      edges.set(key, { task, kind, buffer, region: e === undefined ? r : union(e.region, r) });
     };
     spec.accesses.forEach(({ buffer, access }, i) => {
       const r = accesses[i]!.region;
@@ -223,12 +288,20 @@ export class TaskGraph {
       if (isConsumer(access)) {
         for (const w of t.writers.query(r)) {
           if (w.value !== null) edge(w.value, 'true', buffer.id, w.region);
-          else if (access.mode !== 'write') unwritten.set(buffer, union(unwritten.get(buffer) ?? emptyRegion(buffer.dims), w.region));
+          else {
+            // A write without noInit keeps what it does not overwrite: it consumes the old contents too.
+            const before = unwritten.get(buffer);
+            unwritten.set(buffer, { region: union(before?.region ?? emptyRegion(buffer.dims), w.region), read: (before?.read ?? false) || access.mode !== 'write' });
+          }
         }
       }
       if (isProducer(access)) {
-        for (const w of t.writers.query(r)) if (w.value !== null) edge(w.value, 'output', buffer.id, w.region);
-        for (const rd of t.readers.query(r)) for (const reader of rd.value) edge(reader, 'anti', buffer.id, rd.region);
+        for (const w of t.writers.query(r)) {
+          // A horizon applied as writer is also the reader it stands for; later readers wait for it.
+          const readers = t.readers.query(w.region).flatMap((rd) => rd.value.filter((x) => x !== w.value).map((x) => [x, rd.region] as const));
+          if (readers.length > 0) for (const [reader, part] of readers) edge(reader, 'anti', buffer.id, part);
+          else if (w.value !== null) edge(w.value, 'output', buffer.id, w.region);
+        }
       }
     });
     return { dependencies: finishDependencies([...edges.values()]), unwritten };
@@ -236,7 +309,7 @@ export class TaskGraph {
 }
 
 /** Drops anti and output edges hidden by a true edge on the same task and buffer, sorts, and freezes. */
-function finishDependencies(all: readonly Dependency[]): Dependency[] {
+function finishDependencies(all: readonly DataDependency[]): Dependency[] {
   const hasTrue = new Set<string>();
   for (const d of all) if (d.kind === 'true') hasTrue.add(`${d.task}/${d.buffer}`);
   return all
@@ -287,7 +360,7 @@ function checkOverlaps(label: string, spec: TaskSpec, accesses: readonly BufferA
           `task ${label} writes the region ${formatRegion(overlap)} of buffer ${buffer.label} from two chunks at once ` +
             `(chunk ${i}: ${formatSubrange(ci)}, chunk ${j}: ${formatSubrange(cj)}); ` +
             'a write access needs a range mapper that gives different chunks disjoint regions, such as oneToOne()',
-          { task: label, buffer: buffer.label },
+          { task: label, buffer: buffer.label, region: overlap },
         );
       }
     }
