@@ -110,7 +110,8 @@ describe.runIf(gpu.run)('a webgpu Context', () => {
   });
 
   it('works through navigator.gpu, as in a browser', async () => {
-    const { create } = (await import('webgpu')) as unknown as { create: (flags: string[]) => GPU };
+    const optional: string = 'webgpu';
+    const { create } = (await import(optional)) as { create: (flags: string[]) => GPU };
     const native = await acquireGpuDevice();
     const flags = native.route.includes('OpenGL') ? ['backend=opengl'] : [];
     native.device.destroy();

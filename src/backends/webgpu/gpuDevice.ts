@@ -39,6 +39,9 @@ interface Route {
 
 type WebGpuPackage = { create: (flags: string[]) => GPU };
 
+/** A name in a variable: the package is optional, so type checking must not look for it. */
+const WEBGPU_PACKAGE: string = 'webgpu';
+
 let dawn: Promise<WebGpuPackage> | undefined;
 const instances = new Map<string, GPU>();
 
@@ -47,7 +50,7 @@ function loadDawn(): Promise<WebGpuPackage> {
   if (dawn === undefined) {
     const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env;
     if (env !== undefined) env.EGL_PLATFORM ??= 'surfaceless';
-    dawn = prepareDawnCapture(env).then(() => import('webgpu') as Promise<WebGpuPackage>);
+    dawn = prepareDawnCapture(env).then(() => import(WEBGPU_PACKAGE) as Promise<WebGpuPackage>);
     dawn.catch(() => (dawn = undefined));
   }
   return dawn;
