@@ -290,6 +290,7 @@ interface WorkerCliOptions extends NatsCliOptions {
   cores?: number;
   device: 'cpu';
   id?: string;
+  verbose?: boolean;
   quiet?: boolean;
 }
 
@@ -302,6 +303,7 @@ async function workerCommand(env: CommandEnv, options: WorkerCliOptions): Promis
     device: options.device,
     ...(options.id !== undefined && { id: options.id }),
     signal: env.signal,
+    verbose: options.verbose === true,
     log: (line) => {
       if (options.quiet !== true) env.io.stderr.write(`pxl worker: ${line}\n`);
     },
@@ -358,6 +360,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
     .addOption(new Option('--device <device>', 'where blocks run').choices(['cpu']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
+    .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
     .addOption(quietOption())
     .action((options: WorkerCliOptions) => workerCommand(env, options)), natsOptions());
 

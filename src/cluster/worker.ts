@@ -36,6 +36,8 @@ export interface WorkerOptions extends ConnectOptions {
   readonly signal?: AbortSignal;
   /** Lines worth telling an operator (joined runs, refusals, connection trouble). */
   readonly log?: (line: string) => void;
+  /** Also log each block as it starts and is delivered. Default false. */
+  readonly verbose?: boolean;
 }
 
 const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
@@ -63,6 +65,7 @@ class WorkerState {
   readonly workspace: PcfWorkspace;
   readonly jobs: readonly Job[];
   readonly log: (line: string) => void;
+  readonly verbose: boolean;
   readonly runs = new Map<string, Promise<WorkerRun>>();
   readonly consumers = new Map<string, Consumer>();
   readonly inputs: { name: string; set: Promise<PcfSet> }[] = [];
@@ -71,7 +74,8 @@ class WorkerState {
   listedAt = -Infinity;
   stopping = false;
 
-  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void) {
+  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean) {
+    this.verbose = verbose;
     this.id = id;
     this.nc = nc;
     this.js = jetstream(nc);
@@ -198,6 +202,7 @@ async function handle(state: WorkerState, msg: JsMsg, device: number): Promise<v
     alive = setInterval(() => msg.working(), Math.max(50, Math.floor(item.ackWait / 3)));
     const run = await state.run(item);
     const block = run.blockOf(item);
+    if (state.verbose) state.log(`block ${item.block} of run ${item.run}: started on core ${device}`);
     outcome = { bytes: await run.compute(block, device) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -206,6 +211,7 @@ async function handle(state: WorkerState, msg: JsMsg, device: number): Promise<v
   }
   try {
     await deliver(state, msg, item, outcome);
+    if (state.verbose && item !== undefined && 'bytes' in outcome) state.log(`block ${item.block} of run ${item.run}: delivered`);
   } finally {
     clearInterval(alive);
   }
@@ -274,7 +280,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     ctx = await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
     const workspace = PcfWorkspace.of(ctx);
     const jobs = await workspace.acquireJobs(kernelsUrl, undefined);
-    const state = new WorkerState(id, nc, jsm, ctx, jobs, log);
+    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true);
     const sendBeat = (): void => {
       try {
         nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices: jobs.length }));

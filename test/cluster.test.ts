@@ -1,0 +1,248 @@
+/**
+ * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
+ * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
+ * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
+ * item a worker refuses, and addresses that cannot work. Workers run from bin/pxl.js (needs the
+ * build that `npm test` makes first).
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cdist, DeviceUnavailableError, l2Kernel, OptionError, pdist, randomPcfs, type ClusterStatus, type PcfSet } from '../src/index.js';
+import { run } from '../src/cli/main.js';
+import { createRun, removeRun } from '../src/cluster/runStreams.js';
+import { encodeWorkItem, HEADER, runNames, COORDINATOR_CONSUMER, PROTOCOL_VERSION } from '../src/cluster/protocol.js';
+import { natsServerAvailable, startNatsServer, type NatsTestServer } from './helpers/natsServer.js';
+import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
+
+const available = await natsServerAvailable();
+// In CI nats-server is installed by .ci/run, so a missing one fails these tests instead of skipping them.
+const runThem = available || process.env.CI === 'true';
+
+let dir: string;
+const at = (name: string): string => join(dir, name);
+const processes: PxlProcess[] = [];
+const servers: NatsTestServer[] = [];
+
+function worker(server: NatsTestServer, id: string, extra: string[] = []): PxlProcess {
+  const p = startPxl(['worker', '--nats', server.url, '--cores', '1', '--id', id, '--verbose', ...extra]);
+  processes.push(p);
+  return p;
+}
+
+async function sameBytes(a: string, b: string): Promise<boolean> {
+  return (await readFile(a)).equals(await readFile(b));
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pxl-cluster-'));
+});
+afterAll(async () => {
+  for (const p of processes) await p.kill();
+  for (const s of servers) await s.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(!runThem)('a cluster of two workers', () => {
+  let server: NatsTestServer;
+  const X: PcfSet = randomPcfs({ n: 1200, points: 20, seed: 11 });
+  const Y: PcfSet = randomPcfs({ n: 300, points: 10, seed: 12 });
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    servers.push(server);
+    const started = [worker(server, 'w1'), worker(server, 'w2')];
+    await Promise.all(started.map((w) => w.line(/connected to/)));
+  });
+
+  it('pdist, cdist and l2Kernel write the same bytes as a local run', async () => {
+    const cluster = { nats: server.url, ackWait: 2000 };
+    await pdist(X, { out: at('pdist.local.npy') });
+    const file = await pdist(X, { out: at('pdist.cluster.npy'), cluster });
+    expect(file.blocksResumed).toBe(0);
+    expect(await sameBytes(at('pdist.cluster.npy'), at('pdist.local.npy'))).toBe(true);
+
+    await cdist(X, Y, { out: at('cdist.local.npy'), p: 2, dtype: 'float32' });
+    await cdist(X, Y, { out: at('cdist.cluster.npy'), p: 2, dtype: 'float32', cluster });
+    expect(await sameBytes(at('cdist.cluster.npy'), at('cdist.local.npy'))).toBe(true);
+
+    // Blocks of 1024 x 1024 float64 values (8 MiB) exceed the 1 MiB max payload: they go through the Object Store.
+    await l2Kernel(X, { out: at('l2.local.npy') });
+    await l2Kernel(X, { out: at('l2.cluster.npy'), cluster, minBlockSide: 1024 });
+    expect(await sameBytes(at('l2.cluster.npy'), at('l2.local.npy'))).toBe(true);
+  }, 90_000);
+
+  it('reports a refused item with the worker\'s reason, and the worker carries on', async () => {
+    const nc = await connect({ servers: server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const js = jetstream(nc);
+      const id = 'feedbeef00000001';
+      const names = runNames(id);
+      await createRun(jsm, names, 2000);
+      const item = { v: PROTOCOL_VERSION, run: id, op: { name: 'evil.module' }, rows: '', cols: '', nRows: 1, nCols: 1, mode: 'full', blockSide: 1, block: 0, ackWait: 2000 };
+      await js.publish(names.workSubject, encodeWorkItem(item as never));
+      const consumer = await js.consumers.get(names.resultStream, COORDINATOR_CONSUMER);
+      let msg = await consumer.next({ expires: 5000 });
+      while (msg === null) msg = await consumer.next({ expires: 5000 });
+      expect(msg.headers?.get(HEADER.error)).toBe("this worker runs the built-in operation 'pxl.pcf' only, not \"evil.module\"; kernel modules must be on the worker's own allow-list (--modules)");
+      msg.ack();
+      await removeRun(jsm, names);
+    } finally {
+      await nc.close();
+    }
+    // The workers are still there and still compute.
+    await pdist(Y, { out: at('after-refusal.npy'), cluster: { nats: server.url } });
+    await pdist(Y, { out: at('after-refusal.local.npy') });
+    expect(await sameBytes(at('after-refusal.npy'), at('after-refusal.local.npy'))).toBe(true);
+  }, 60_000);
+
+  it('resumes a coordinator killed with SIGKILL without recomputing its journaled blocks', async () => {
+    const big = at('big.json');
+    expect(await run(['random-pcfs', '--n', '4000', '--points', '20', '--seed', '5', '-o', big, '-q'], { interceptSigint: false })).toBe(0);
+    const args = ['pdist', big, '-o', at('resumed.npy'), '--nats', server.url, '--ack-wait', '2000', '-q'];
+    const coordinator = startPxl(args);
+    processes.push(coordinator);
+    // The journal lists finished blocks once it is flushed (about every second).
+    for (;;) {
+      const journal = (await readdir(dir)).find((f) => f.startsWith('.resumed.npy.') && f.endsWith('.journal'));
+      if (journal !== undefined && (await readFile(at(journal), 'utf8')).split('\n').length > 3) break;
+      if (coordinator.child.exitCode !== null) throw new Error(`the coordinator ended before journaling a block: ${coordinator.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await coordinator.kill();
+    const { readPcfFile } = await import('../src/index.js');
+    const set = await readPcfFile(big);
+    const file = await pdist(set, { out: at('resumed.npy'), resume: true, cluster: { nats: server.url, ackWait: 2000 } });
+    expect(file.blocksResumed).toBeGreaterThan(0);
+    expect(file.blocksResumed).toBeLessThan(file.blocks);
+    await pdist(set, { out: at('resumed.local.npy') });
+    expect(await sameBytes(at('resumed.npy'), at('resumed.local.npy'))).toBe(true);
+  }, 120_000);
+});
+
+describe.skipIf(!runThem)('three workers, one killed', () => {
+  it('survives a worker killed with SIGKILL while it computes: its block is redelivered and the file is byte-identical', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const X = randomPcfs({ n: 3000, points: 20, seed: 31 });
+    const pool = [worker(server, 'victim'), worker(server, 'k1'), worker(server, 'k2')];
+    await Promise.all(pool.map((w) => w.line(/connected to/)));
+    const victim = pool[0]!;
+    const statuses: ClusterStatus[] = [];
+    const running = pdist(X, { out: at('killed.npy'), p: 3, minBlockSide: 100, cluster: { nats: server.url, ackWait: 1000, onStatus: (s) => statuses.push(s) } });
+    const started = victim.line(/block \d+ of run [0-9a-f]+: started/);
+    // A run that ends before the victim took a block would make this test pass for nothing.
+    await Promise.race([started, running.then(() => Promise.reject(new Error('the run ended before the victim started a block; make it longer')))]);
+    await victim.kill();
+    const file = await running;
+    await pdist(X, { out: at('killed.local.npy'), p: 3 });
+    expect(await sameBytes(at('killed.npy'), at('killed.local.npy'))).toBe(true);
+    const finished = statuses.find((s) => s.kind === 'finished');
+    expect(finished?.kind === 'finished' && finished.shares.reduce((n, s) => n + s.blocks, 0)).toBe(file.blocks);
+  }, 90_000);
+
+  it('hands a killed worker\'s block to a worker that joins later', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const X = randomPcfs({ n: 400, points: 20, seed: 32 });
+    const victim = worker(server, 'alone');
+    await victim.line(/connected to/);
+    const running = pdist(X, { out: at('rescued.npy'), cluster: { nats: server.url, ackWait: 1000 } });
+    await victim.line(/block \d+ of run [0-9a-f]+: started/);
+    await victim.kill();
+    // Only the rescuer is left, so the file completes only if the victim's block came back.
+    worker(server, 'rescuer');
+    await running;
+    await pdist(X, { out: at('rescued.local.npy') });
+    expect(await sameBytes(at('rescued.npy'), at('rescued.local.npy'))).toBe(true);
+  }, 60_000);
+});
+
+describe.skipIf(!runThem)('a cluster whose server restarts, or that has no workers yet', () => {
+  let server: NatsTestServer;
+  const X: PcfSet = randomPcfs({ n: 1500, points: 20, seed: 21 });
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    servers.push(server);
+  });
+
+  it('waits for a worker, says so, and finishes once one joins', async () => {
+    const statuses: ClusterStatus[] = [];
+    let joined: PxlProcess | undefined;
+    const running = pdist(X, {
+      out: at('waited.npy'),
+      cluster: {
+        nats: server.url,
+        onStatus: (s) => {
+          statuses.push(s);
+          if (s.kind === 'waiting') joined ??= worker(server, 'late');
+        },
+      },
+    });
+    await running;
+    expect(statuses[0]).toEqual({ kind: 'waiting', url: server.url, seconds: expect.any(Number) as number });
+    expect(statuses.some((s) => s.kind === 'workers' && s.workers.includes('late'))).toBe(true);
+    await pdist(X, { out: at('waited.local.npy') });
+    expect(await sameBytes(at('waited.npy'), at('waited.local.npy'))).toBe(true);
+  }, 60_000);
+
+  it('loses nothing when the server is killed and restarted on its store mid-run', async () => {
+    worker(server, 'second');
+    const progress: number[] = [];
+    let restarting: Promise<void> | undefined;
+    const running = pdist(X, {
+      out: at('restarted.npy'),
+      p: 2,
+      minBlockSide: 100,
+      onProgress: (p) => {
+        progress.push(p.blocksDone);
+        if (p.blocksDone === 5) restarting = server.restart();
+      },
+      cluster: { nats: server.url, ackWait: 1500 },
+    });
+    const file = await running;
+    await restarting;
+    expect(progress.length).toBe(file.blocks);
+    await pdist(X, { out: at('restarted.local.npy'), p: 2 });
+    expect(await sameBytes(at('restarted.npy'), at('restarted.local.npy'))).toBe(true);
+  }, 120_000);
+});
+
+describe.skipIf(!runThem)('addresses that cannot work', () => {
+  const X = randomPcfs({ n: 10, points: 3, seed: 1 });
+
+  it('refuses an address that is not a NATS URL before connecting', async () => {
+    await expect(pdist(X, { out: at('x.npy'), cluster: { nats: 'http://127.0.0.1:4222' } })).rejects.toThrow(
+      new OptionError("cluster.nats: 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
+    );
+    await expect(pdist(X, { cluster: { nats: 'nats://127.0.0.1:1' }, devices: ['cpu'] })).rejects.toThrow(OptionError);
+  });
+
+  it('gives DeviceUnavailableError for a refused connection and an unknown host, and leaves no partial file', async () => {
+    const refused = pdist(X, { out: at('refused.npy'), cluster: { nats: 'nats://127.0.0.1:1' } });
+    await expect(refused).rejects.toThrow(DeviceUnavailableError);
+    await expect(refused).rejects.toThrow(/^cannot connect to the NATS server at nats:\/\/127\.0\.0\.1:1: connection refused .*; check that nats-server runs there with JetStream/);
+    await expect(pdist(X, { out: at('unknown.npy'), cluster: { nats: 'nats://no-such-host.invalid:4222', connectTimeout: 2 } })).rejects.toThrow(DeviceUnavailableError);
+    expect((await readdir(dir)).filter((f) => f.startsWith('.refused.npy') || f.startsWith('.unknown.npy'))).toEqual([]);
+  });
+
+  it('prints the reason and exits 1 from the command line, for the coordinator and for a worker', async () => {
+    let stderr = '';
+    const io = { interceptSigint: false, stderr: { write: (s: string) => ((stderr += s), true), isTTY: false } as unknown as NodeJS.WriteStream };
+    await run(['random-pcfs', '--n', '5', '--points', '3', '-o', at('few.json'), '-q'], { interceptSigint: false });
+    expect(await run(['pdist', at('few.json'), '-o', at('cli.npy'), '--nats', 'nats://127.0.0.1:1'], io)).toBe(1);
+    expect(stderr).toMatch(/^pxl: cannot connect to the NATS server at nats:\/\/127\.0\.0\.1:1: connection refused/);
+    stderr = '';
+    expect(await run(['pdist', at('few.json'), '-o', at('cli.json'), '--nats', 'nats://127.0.0.1:1'], io)).toBe(2);
+    expect(stderr).toContain('--nats writes the result block by block into a .npy file');
+    const w = startPxl(['worker', '--nats', 'nats://127.0.0.1:1']);
+    processes.push(w);
+    expect((await w.exit).code).toBe(1);
+    expect(w.stderr()).toMatch(/^pxl: cannot connect to the NATS server at nats:\/\/127\.0\.0\.1:1/);
+  });
+});
