@@ -89,7 +89,7 @@ describe('range mappers, access modes and split refuse bad input', () => {
     ['defineRangeMapper without a mapper function', () => defineRangeMapper('rows', f, undefined as never), new ArgumentError('defineRangeMapper: fn must be the mapper function (chunk, bufferRange) => subrange, box or region, got undefined')],
     ['applyRangeMapper(5, ...)', () => applyRangeMapper(5 as never, C1, R1), new ArgumentError('applyRangeMapper: mapper must be a range mapper such as access.oneToOne(), got 5')],
     ['applyRangeMapper with a subrange for a chunk', () => applyRangeMapper(access.oneToOne(), [0] as never, R1), new GeometryError('applyRangeMapper: chunk must be a chunk (from chunk() or split()), got an array of length 1')],
-    ['applyRangeMapper without a buffer range', () => applyRangeMapper(access.oneToOne(), C1, null as never), new GeometryError("applyRangeMapper: bufferRange must be the buffer's extent, 1 to 3 sizes (from range()), got null")],
+    ['applyRangeMapper without a buffer range', () => applyRangeMapper(access.oneToOne() as never, C1, null as never), new GeometryError("applyRangeMapper: bufferRange must be the buffer's extent, 1 to 3 sizes (from range()), got null")],
     ['clampedBox with a max of another dimensionality', () => clampedBox([0], [1, 2], R1), new GeometryError('clampedBox: max must be an array of 1 integers, one per dimension of the 1-dimensional buffer, got an array of length 2')],
     ['clampedBox with NaN', () => clampedBox([NaN], [2], R1), new GeometryError('clampedBox: min[0] must be an integer (it may lie outside the buffer), got NaN')],
     ['access.fixed(null)', () => access.fixed(null as never), new GeometryError(`access.fixed: part ${SET}, got null`)],

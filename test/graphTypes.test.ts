@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { Accessor, BufferId, CommandGroup, GraphBuffer, Queue, TaskId } from '../src/index.js';
-import { access } from '../src/index.js';
+import { access, box, subrange, type Chunk, type Dims, type Range } from '../src/index.js';
 
 // Type-level tests: `npm run typecheck` checks them; at run time they only assert that they exist.
 
@@ -17,8 +17,10 @@ function accessorTypes(cg: CommandGroup, b: GraphBuffer<'float32', 2>): void {
   const r = cg.read(b, access.neighborhood([1, 1]));
   const w = cg.write(b, access.oneToOne(), { noInit: true });
   const rw = cg.readWrite(b, access.all());
-  expectTypeOf(r).toEqualTypeOf<Accessor<'float32', 2, 'read'>>();
-  expectTypeOf(w).toEqualTypeOf<Accessor<'float32', 2, 'write'>>();
+  // The fourth parameter: the kernel dimensionalities the accessor's range mapper serves.
+  expectTypeOf(r).toEqualTypeOf<Accessor<'float32', 2, 'read', 2>>();
+  expectTypeOf(w).toEqualTypeOf<Accessor<'float32', 2, 'write', 2>>();
+  expectTypeOf(rw).toEqualTypeOf<Accessor<'float32', 2, 'read_write', Dims>>();
   expectTypeOf(rw.mode).toEqualTypeOf<'read_write'>();
   const needsWritable = (out: Accessor<'float32', 2, 'write' | 'read_write'>): Accessor => out;
   needsWritable(w);
@@ -27,6 +29,34 @@ function accessorTypes(cg: CommandGroup, b: GraphBuffer<'float32', 2>): void {
   needsWritable(r);
   // @ts-expect-error a read cannot promise noInit
   cg.read(b, access.all(), { noInit: true });
+}
+
+/** Range mappers whose dimensionalities do not fit the kernel or buffer do not type-check. */
+function dimensionTypes(cg: CommandGroup, b1: GraphBuffer<'float32', 1>, b2: GraphBuffer<'float32', 2>, b3: GraphBuffer<'float32', 3>): void {
+  // Fits: a 2-D kernel, oneToOne and a 5-point neighbourhood over 2-D buffers, all() anywhere.
+  cg.parallelFor([8, 8], 'k', cg.read(b2, access.neighborhood([1, 1])), cg.write(b2, access.oneToOne()), cg.read(b3, access.all()));
+  // evenSplit serves a 1-D kernel over a buffer of any dimensionality; fixed(...) any kernel.
+  cg.parallelFor([4], 'k', cg.write(b3, access.evenSplit()), cg.read(b2, access.fixed(box([0, 0], [2, 2]))));
+  const rows = (c: Chunk<1>, r: Range<2>) => subrange([c.offset[0], 0], [c.range[0], r[1]]);
+  cg.parallelFor([8], 'k', cg.read(b2, rows));
+
+  // @ts-expect-error oneToOne() over a 2-D buffer serves a 2-D kernel, not a 1-D one
+  cg.parallelFor([8], 'k', cg.read(b2, access.oneToOne()));
+  // @ts-expect-error a 2-D neighbourhood serves a 2-D kernel, not a 3-D one
+  cg.parallelFor([8, 8, 8], 'k', cg.read(b2, access.neighborhood([1, 1])));
+  // @ts-expect-error evenSplit needs a 1-D kernel
+  cg.parallelFor([8, 8], 'k', cg.write(b2, access.evenSplit()));
+  // @ts-expect-error a user mapper of a 1-D kernel, not a 2-D one
+  cg.parallelFor([8, 8], 'k', cg.read(b2, rows));
+  // @ts-expect-error a 2-D neighbourhood serves no kernel over a 3-D buffer
+  cg.read(b3, access.neighborhood([1, 1]));
+  // @ts-expect-error a user mapper for a 2-D buffer, given a 1-D one
+  cg.read(b1, rows);
+  // @ts-expect-error a 2-D fixed part over a 1-D buffer
+  cg.read(b1, access.fixed(box([0, 0], [2, 2])));
+  // A range of unknown dimensionality is checked at run time only.
+  const dynamic: number[] = [8];
+  cg.parallelFor(dynamic, 'k', cg.read(b2, access.oneToOne()));
 }
 
 function idTypes(t: TaskId, b: BufferId): void {
@@ -43,5 +73,6 @@ describe('task-graph types', () => {
     expectTypeOf(bufferTypes).toBeFunction();
     expectTypeOf(accessorTypes).toBeFunction();
     expectTypeOf(idTypes).toBeFunction();
+    expectTypeOf(dimensionTypes).toBeFunction();
   });
 });

@@ -12,9 +12,13 @@ import type { AnyRangeMapper } from './rangeMapper.js';
  * whether or not it is passed to the kernel.
  *
  * `M` is the mode at the type level, so a helper can demand an accessor it may write through:
- * `(out: Accessor<'float32', 2, 'write' | 'read_write'>) => ...`.
+ * `(out: Accessor<'float32', 2, 'write' | 'read_write'>) => ...`. `K` is the kernel dimensionalities
+ * its range mapper serves (see `ServedKernelDims`): `parallelFor` refuses, at compile time, an
+ * accessor whose mapper does not serve the kernel's dimensionality.
  */
-export class Accessor<T extends DType = DType, D extends Dims = Dims, M extends AccessMode = AccessMode> {
+export class Accessor<T extends DType = DType, D extends Dims = Dims, M extends AccessMode = AccessMode, K extends Dims = Dims> {
+  /** Type-level only (never set): the kernel dimensionalities the accessor's range mapper serves. */
+  declare readonly kernelDims?: K;
   readonly buffer: GraphBuffer<T, D>;
   readonly mapper: AnyRangeMapper;
   readonly access: Access & { readonly mode: M };

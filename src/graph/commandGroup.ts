@@ -1,4 +1,4 @@
-import type { CoordsInput, Dims } from '../core/dims.js';
+import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
 import type { DType, TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, StateError } from '../core/errors.js';
 import { range as makeRange, type Range } from '../core/range.js';
@@ -8,13 +8,35 @@ import type { KernelArg } from '../pxl/arguments.js';
 import { accessOf, type AccessMode, type AccessOptions } from './accessMode.js';
 import { Accessor } from './accessor.js';
 import { GraphBuffer } from './buffer.js';
-import type { AnyRangeMapper } from './rangeMapper.js';
+import type { AnyRangeMapper, ServedKernelDims } from './rangeMapper.js';
 
 /** Largest extent of a kernel range along one dimension: chunk bounds reach kernels as int32. */
 const MAX_EXTENT = 0x7fffffff;
 
 /** What `parallelFor` passes to a kernel: accessors (the kernel sees their buffers) and plain kernel arguments. */
 export type GraphKernelArg = Accessor | KernelArg;
+
+/**
+ * A mapper `M` for a `D`-dimensional buffer, checked at compile time: a mapper that serves no kernel
+ * over such a buffer (`oneToOne()` on a buffer its kernel's dimensionality cannot match is still
+ * fine here; `neighborhood([1, 1])` on a 3-D buffer is not) becomes a type error.
+ */
+export type MapperFor<M, D extends Dims> = [ServedKernelDims<M, D>] extends [never] ? { readonly 'range mapper serves no kernel over a buffer of this dimensionality': D } : M;
+
+/**
+ * `parallelFor`'s arguments checked against the kernel's dimensionality `K`: an accessor whose range
+ * mapper does not serve a `K`-dimensional kernel becomes a type error. A range of unknown
+ * dimensionality (a plain `number[]`) is checked at run time only.
+ */
+export type KernelArgsFor<A extends readonly unknown[], K extends Dims> = {
+  readonly [I in keyof A]: A[I] extends Accessor<DType, Dims, AccessMode, infer KA>
+    ? [Dims] extends [K]
+      ? A[I]
+      : [K] extends [KA]
+        ? A[I]
+        : { readonly 'accessor whose range mapper does not serve a kernel of this dimensionality': K }
+    : A[I];
+};
 
 /**
  * The host's view of one buffer in a host task: `data` is the buffer's whole memory (row-major,
@@ -95,9 +117,13 @@ export class CommandGroup {
     this.#owner = owner;
   }
 
-  /** Declares that the kernel reads, from each chunk, the points `mapper` gives for it. */
-  read<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, mapper: AnyRangeMapper): Accessor<T, D, 'read'> {
-    return this.#declare(buffer, mapper, accessOf('read') as Accessor<T, D, 'read'>['access']);
+  /**
+   * Declares that the kernel reads, from each chunk, the points `mapper` gives for it. A mapper that
+   * serves no kernel over a buffer of this dimensionality is a compile-time error; at run time the
+   * task is refused with a RangeMapperError.
+   */
+  read<T extends DType, D extends Dims, M extends AnyRangeMapper>(buffer: GraphBuffer<T, D>, mapper: MapperFor<M, D>): Accessor<T, D, 'read', ServedKernelDims<M, D>> {
+    return this.#declare(buffer, mapper as AnyRangeMapper, accessOf('read') as Accessor<T, D, 'read'>['access']) as never;
   }
 
   /**
@@ -106,13 +132,21 @@ export class CommandGroup {
    * it, points it leaves alone keep their values.
    * @throws {OptionError} for a malformed option.
    */
-  write<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, mapper: AnyRangeMapper, options?: AccessOptions): Accessor<T, D, 'write'> {
-    return this.#declare(buffer, mapper, accessOf('write', options) as Accessor<T, D, 'write'>['access']);
+  write<T extends DType, D extends Dims, M extends AnyRangeMapper>(
+    buffer: GraphBuffer<T, D>,
+    mapper: MapperFor<M, D>,
+    options?: AccessOptions,
+  ): Accessor<T, D, 'write', ServedKernelDims<M, D>> {
+    return this.#declare(buffer, mapper as AnyRangeMapper, accessOf('write', options) as Accessor<T, D, 'write'>['access']) as never;
   }
 
   /** Declares that the kernel reads and writes the points `mapper` gives for each chunk. */
-  readWrite<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, mapper: AnyRangeMapper, options?: AccessOptions): Accessor<T, D, 'read_write'> {
-    return this.#declare(buffer, mapper, accessOf('read_write', options) as Accessor<T, D, 'read_write'>['access']);
+  readWrite<T extends DType, D extends Dims, M extends AnyRangeMapper>(
+    buffer: GraphBuffer<T, D>,
+    mapper: MapperFor<M, D>,
+    options?: AccessOptions,
+  ): Accessor<T, D, 'read_write', ServedKernelDims<M, D>> {
+    return this.#declare(buffer, mapper as AnyRangeMapper, accessOf('read_write', options) as Accessor<T, D, 'read_write'>['access']) as never;
   }
 
   /**
@@ -125,7 +159,7 @@ export class CommandGroup {
    *   accessor of another command group, too many arguments, or an extent above 2^31 - 1;
  *   GeometryError for a bad range.
    */
-  parallelFor(range: CoordsInput, kernel: string, ...args: GraphKernelArg[]): void {
+  parallelFor<const R extends CoordsInput, const A extends readonly GraphKernelArg[]>(range: R, kernel: string, ...args: A & KernelArgsFor<A, DimsOf<R>>): void {
     this.#open('parallelFor');
     this.#once('parallelFor');
     if (typeof kernel !== 'string' || kernel === '') throw new ArgumentError(`parallelFor needs the kernel's name as a string, got ${describe(kernel)}`);

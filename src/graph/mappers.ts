@@ -12,16 +12,22 @@ import { checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.j
 import { evenDeal, shareStart } from './evenShares.js';
 import { clampedBox, defineRangeMapper, type MapperInfo } from './rangeMapper.js';
 
-/** The mapper {@link oneToOne} and {@link slice} return: a kernel and buffer of one dimensionality `D`. */
-export type SameDimsMapper = (<D extends Dims>(chunk: Chunk<D>, bufferRange: Range<D>) => Box<D>) & MapperInfo;
+/**
+ * The mapper {@link oneToOne} and {@link slice} return: a kernel and buffer of one dimensionality,
+ * one signature per dimensionality, so that a kernel and buffer of different ones do not type-check.
+ */
+export type SameDimsMapper = ((chunk: Chunk<1>, bufferRange: Range<1>) => Box<1>) &
+  ((chunk: Chunk<2>, bufferRange: Range<2>) => Box<2>) &
+  ((chunk: Chunk<3>, bufferRange: Range<3>) => Box<3>) &
+  MapperInfo;
 
 const sameDims = (k: Dims, b: Dims): string | undefined => (k === b ? undefined : 'needs a kernel and a buffer of one dimensionality');
 
 const isEmptyChunk = (c: Chunk): boolean => c.range.some((e) => e === 0);
 
-const ONE_TO_ONE: SameDimsMapper = defineRangeMapper('oneToOne()', sameDims, <D extends Dims>(c: Chunk<D>, r: Range<D>): Box<D> =>
+const ONE_TO_ONE = defineRangeMapper('oneToOne()', sameDims, <D extends Dims>(c: Chunk<D>, r: Range<D>): Box<D> =>
   clampedBox(c.offset, c.offset.map((o, d) => o + c.range[d]!), r),
-);
+) as unknown as SameDimsMapper;
 
 /**
  * Each work item accesses the buffer element at its own index: chunk offset (64,32) range (32,4)
@@ -48,7 +54,7 @@ export function slice(dim: number): SameDimsMapper {
     const min = c.offset.map((o, d) => (d === dim ? 0 : o));
     const max = c.offset.map((o, d) => (d === dim ? r[d]! : o + c.range[d]!));
     return clampedBox(min, max, r);
-  });
+  }) as unknown as SameDimsMapper;
 }
 
 /** How {@link neighborhood} widens a chunk: the full box, or along each axis only (no corners). */

@@ -26,6 +26,19 @@ export type RangeMapper<KD extends Dims = Dims, BD extends Dims = Dims> = ((chun
  */
 export type AnyRangeMapper = ((chunk: Chunk<never>, bufferRange: Range<never>) => MapperResult) & Partial<MapperInfo>;
 
+/**
+ * The kernel dimensionalities a mapper `M` serves over a `BD`-dimensional buffer, at the type level:
+ * each `K` for which `M` can be called as `(chunk: Chunk<K>, bufferRange: Range<BD>)`. `never` when
+ * it serves no kernel over such a buffer (a compile-time error where an accessor is declared); all of
+ * {@link Dims} for a mapper typed only as {@link AnyRangeMapper}, whose dimensions are checked at run
+ * time instead.
+ */
+export type ServedKernelDims<M, BD extends Dims> = [M] extends [never]
+  ? Dims
+  : AnyRangeMapper extends M
+  ? Dims
+  : { [K in Dims]: M extends (chunk: Chunk<K>, bufferRange: Range<BD>) => unknown ? K : never }[Dims];
+
 /** What built-in (and {@link defineRangeMapper}) mappers tell about themselves. */
 export interface MapperInfo {
   /** How diagnostics name the mapper, e.g. `neighborhood([1,1])`. */
@@ -85,7 +98,7 @@ export function checkRangeMapper(mapper: AnyRangeMapper, kernelDims: Dims, buffe
  * that is not a subrange, box, region or chunk of the buffer's dimensionality, or throws (the original
  * error is the `cause`).
  */
-export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: RangeMapper<KD, BD>, chunk: Chunk<KD>, bufferRange: Range<BD>): Region<BD> {
+export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: RangeMapper<NoInfer<KD>, NoInfer<BD>>, chunk: Chunk<KD>, bufferRange: Range<BD>): Region<BD> {
   if (typeof mapper !== 'function') throw new ArgumentError(`applyRangeMapper: mapper must be a range mapper such as access.oneToOne(), got ${describe(mapper)}`);
   if ((chunk as Partial<Chunk> | null)?.kind !== 'chunk' || !Array.isArray(chunk.offset)) {
     throw new GeometryError(`applyRangeMapper: chunk must be a chunk (from chunk() or split()), got ${describe(chunk)}`);
