@@ -44,6 +44,7 @@ interface CommonOptions {
   natsCert?: string;
   natsKey?: string;
   ackWait?: number;
+  replicas?: number;
 }
 
 function parseP(value: string): number {
@@ -79,6 +80,7 @@ const natsOptions = (): Option[] => [
 const clusterOptions = (): Option[] => [
   new Option('--nats <url>', 'run the blocks on `pxl worker` processes through this NATS JetStream server (needs -o FILE.npy); see docs/cluster.md'),
   ...natsOptions(),
+  new Option('--replicas <n>', 'with --nats: copies a NATS cluster keeps of the run\'s streams (at most its size)').argParser(integerParser(1)),
   new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker').argParser(integerParser(100)),
 ];
 
@@ -174,6 +176,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: O
     nats: options.nats,
     ...natsConnection(options),
     ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
+    ...(options.replicas !== undefined && { replicas: options.replicas }),
     onStatus: clusterReporter(env, options.quiet === true),
   };
   const call: CallOptions = { dtype: options.dtype, signal: env.signal, memory: options.memory, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };

@@ -13,7 +13,7 @@ import type { ClusterOptions } from '../pcf/clusterHook.js';
 export type ConnectOptions = Pick<ClusterOptions, 'nats' | 'credsFile' | 'user' | 'pass' | 'token' | 'tls' | 'connectTimeout'>;
 
 /** Keys of {@link ClusterOptions}, for validation. */
-export const CLUSTER_OPTION_KEYS = ['nats', 'credsFile', 'user', 'pass', 'token', 'tls', 'ackWait', 'connectTimeout', 'onStatus'] as const;
+export const CLUSTER_OPTION_KEYS = ['nats', 'credsFile', 'user', 'pass', 'token', 'tls', 'ackWait', 'replicas', 'connectTimeout', 'onStatus'] as const;
 
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
 
@@ -60,6 +60,7 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
     if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('cluster.tls.certFile and cluster.tls.keyFile go together: a client certificate needs its key');
   }
   if (o.ackWait !== undefined) checkInteger('cluster.ackWait', o.ackWait, 100, 3_600_000);
+  if (o.replicas !== undefined) checkInteger('cluster.replicas', o.replicas, 1, 5);
   if (o.connectTimeout !== undefined) checkNumber('cluster.connectTimeout', o.connectTimeout, 0.1, 600);
   if (o.onStatus !== undefined && typeof o.onStatus !== 'function') throw new OptionError(`cluster.onStatus must be a function, got ${describe(o.onStatus)}`);
   return o;

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { Objm } from '@nats-io/obj';
+import { Objm, StorageType } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
 import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
@@ -69,8 +69,8 @@ function runIdOf(req: ClusterRequest, rows: string, cols: string, side: number):
 }
 
 /** Puts `bytes` under `name` in the inputs bucket unless an earlier run did. */
-async function putInput(objm: Objm, name: string, bytes: Uint8Array): Promise<void> {
-  const store = await objm.create(INPUT_BUCKET);
+async function putInput(objm: Objm, name: string, bytes: Uint8Array, replicas: number): Promise<void> {
+  const store = await objm.create(INPUT_BUCKET, { replicas, storage: StorageType.File });
   const info = await store.info(name);
   if (info !== null && info.size === bytes.length) return;
   await store.putBlob({ name }, bytes);
@@ -111,6 +111,7 @@ function valuesOf(bytes: Uint8Array, dtype: 'float32' | 'float64'): FloatArray {
 export async function runCoordinator(req: ClusterRequest): Promise<void> {
   const cluster = checkClusterOptions(req.cluster);
   const ackWait = cluster.ackWait ?? DEFAULT_ACK_WAIT_MS;
+  const replicas = cluster.replicas ?? 1;
   const { signal } = req;
   if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
   const nc = await connectCluster(cluster, 'pxl coordinator');
@@ -122,12 +123,12 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
     const objm = new Objm(js);
     const rowBytes = encodePcfSet(req.rows);
     const rows = blobName(rowBytes);
-    await putInput(objm, rows, rowBytes);
+    await putInput(objm, rows, rowBytes, replicas);
     let cols = rows;
     if (req.cols !== req.rows) {
       const colBytes = encodePcfSet(req.cols);
       cols = blobName(colBytes);
-      await putInput(objm, cols, colBytes);
+      await putInput(objm, cols, colBytes, replicas);
     }
 
     const side = blockSide(req);
@@ -138,8 +139,8 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
     // A killed coordinator of the same run may have left its streams: start them afresh.
     await removeRun(jsm, names);
     if (blocks.length === 0) return;
-    await createRun(jsm, names, ackWait);
-    await objm.create(names.resultBucket);
+    await createRun(jsm, names, ackWait, replicas);
+    await objm.create(names.resultBucket, { replicas, storage: StorageType.File });
     const base = { v: PROTOCOL_VERSION, run: runId, op: itemOp(req), rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
     await collect(req, nc, js, objm, names, blocks, () => publishItems(js, names!, base, blocks, signal));
     await removeRun(jsm, names);

@@ -30,13 +30,14 @@ export async function removeRun(jsm: JetStreamManager, names: RunNames): Promise
 }
 
 /**
- * Creates a run's streams and consumers on file storage, so a restarted server keeps them.
+ * Creates a run's streams and consumers on file storage, so a restarted server keeps them, with
+ * `replicas` copies in a NATS cluster.
  * Items are explicitly acked; one held longer than `ackWaitMs` without a heartbeat goes to
  * another worker, however often that happens.
  */
-export async function createRun(jsm: JetStreamManager, names: RunNames, ackWaitMs: number): Promise<void> {
-  await jsm.streams.add({ name: names.workStream, subjects: [names.workSubject], retention: RetentionPolicy.Workqueue, storage: StorageType.File });
-  await jsm.streams.add({ name: names.resultStream, subjects: [names.resultSubject], retention: RetentionPolicy.Workqueue, storage: StorageType.File });
+export async function createRun(jsm: JetStreamManager, names: RunNames, ackWaitMs: number, replicas = 1): Promise<void> {
+  await jsm.streams.add({ name: names.workStream, subjects: [names.workSubject], retention: RetentionPolicy.Workqueue, storage: StorageType.File, num_replicas: replicas });
+  await jsm.streams.add({ name: names.resultStream, subjects: [names.resultSubject], retention: RetentionPolicy.Workqueue, storage: StorageType.File, num_replicas: replicas });
   await jsm.consumers.add(names.workStream, { durable_name: WORKER_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ackWaitMs), max_deliver: -1, max_ack_pending: -1 });
   await jsm.consumers.add(names.resultStream, { durable_name: COORDINATOR_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: nanos(60_000), max_deliver: -1 });
 }

@@ -48,6 +48,12 @@ export interface ClusterOptions {
    * they compute. Default 10000.
    */
   readonly ackWait?: number;
+  /**
+   * Copies the server cluster keeps of the run's streams and buckets (JetStream replicas): with 3,
+   * a run survives losing one NATS server of a three-server cluster. At most the cluster's size.
+   * Default 1.
+   */
+  readonly replicas?: number;
   /** Seconds to connect before giving up with DeviceUnavailableError. Default 5. */
   readonly connectTimeout?: number;
   /** Called when the run starts waiting for workers and when the set of live workers changes. */
