@@ -24,7 +24,7 @@ function mixedSet(n: number, seed: number): PcfSet {
 /** Row `row` of `rows` against columns [j0, j1) of `cols`, by the wasm kernels. */
 function wasmRow(w: WasmRows, op: WasmRowOp, rows: PcfData, row: number, j0: number, j1: number): Float64Array {
   const out = new Float64Array(j1 - j0);
-  expect(w.row(op, rows, row, j0, j1, out, 0, UPPER)).toBe(true);
+  expect(w.row(op, rows, row, j0, j1, out, 0)).toBe(true);
   return out;
 }
 
@@ -38,7 +38,7 @@ describe('WebAssembly row kernels', () => {
   it('give the known answers', () => {
     const set = pcfSetFrom([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]], [[0, 6], [3, 0]], [[0, 2], [1, 4], [2, 0]], [[0, 4], [3, 0]], [[0, 2], [3, 0]], [[0, 1]], [[0, 0]]], 'float64');
     const w = new WasmRows();
-    expect(w.setColumns(set, 0, set.count, 3)).toBe(true);
+    expect(w.setColumns(set, 0, set.count, 3, UPPER)).toBe(true);
     expect(wasmRow(w, 0, set, 0, 1, 2)[0]).toBe(25);
     expect(wasmRow(w, 0, set, 2, 3, 4)[0]).toBe(12);
     expect(wasmRow(w, 1, set, 2, 3, 4)[0]).toBe(Math.sqrt(16 + 4 + 36));
@@ -54,7 +54,7 @@ describe('WebAssembly row kernels', () => {
       const f32 = widenPcfData(randomPcfs({ n: 9, points: 60, seed: 3, dtype: 'float32' }));
       const w = new WasmRows();
       for (const [rows, cols, j0, j1] of [[a, b, 0, 31], [a, b, 5, 17], [b, a, 22, 23], [a, a, 0, 23], [f32, a, 3, 20], [a, f32, 0, 9]] as const) {
-        expect(w.setColumns(cols, j0, j1 - j0, 0)).toBe(true); // row area starts empty and grows
+        expect(w.setColumns(cols, j0, j1 - j0, 0, UPPER)).toBe(true); // row area starts empty and grows
         const rowCount = rows.offsets.length - 1;
         for (let i = 0; i < rowCount; i++) {
           const expected = new Float64Array(j1 - j0);
@@ -67,11 +67,68 @@ describe('WebAssembly row kernels', () => {
     });
   }
 
+  it('match integrateRow bit for bit for every column count and start, so lanes start idle, take columns and finish alone', () => {
+    const set = mixedSet(14, 4);
+    const w = new WasmRows();
+    expect(w.setColumns(set, 0, set.count, 0, UPPER)).toBe(true);
+    for (const [code, , op] of OPS) {
+      for (let j0 = 0; j0 < set.count; j0++) {
+        for (let j1 = j0 + 1; j1 <= set.count; j1++) {
+          for (const i of [0, 4, 11]) {
+            const expected = new Float64Array(j1 - j0);
+            integrateRow(op, set, i, set, j0, j1, expected, 0, 'none', 0, 0, UPPER);
+            expect(Array.from(wasmRow(w, code, set, i, j0, j1))).toEqual(Array.from(expected));
+          }
+        }
+      }
+    }
+  });
+
+  it('match integrateRow bit for bit on equal breakpoints, huge and tiny values and a time at the integration limit', () => {
+    const upper32 = integrationLimit('float32');
+    const grid: Pcf[] = [
+      [[0, 1], [1, 2], [2, 3], [3, 0]],
+      [[0, 1], [1, 5], [3, 0]],
+      [[0, 4], [2, 1], [3, 2]],
+      [[0, 1e300], [1, -1e300], [2, 0]],
+      [[0, -1e300], [1, 1e300], [5, 1e-300]],
+      [[0, 1e-300], [0.5, -1e-310], [1, 5e-324]],
+      [[0, 3]],
+      [[0, 2], [upper32, 7]],
+      [[0, 1], [1, 2], [upper32, 0]],
+    ];
+    const set = pcfSetFrom(grid, 'float64');
+    for (const upper of [UPPER, upper32]) {
+      const w = new WasmRows();
+      expect(w.setColumns(set, 0, set.count, 0, upper)).toBe(true);
+      for (const [code, , op] of OPS) {
+        if (code === 1) continue; // L2 overflows here; the block kernel recomputes such rows in JS (tested below)
+        for (let i = 0; i < set.count; i++) {
+          const expected = new Float64Array(set.count);
+          integrateRow(op, set, i, set, 0, set.count, expected, 0, 'none', 0, 0, upper);
+          const got = new Float64Array(set.count);
+          expect(w.row(code, set, i, 0, set.count, got, 0)).toBe(true);
+          expect(Array.from(got)).toEqual(Array.from(expected));
+        }
+      }
+      const small = pcfSetFrom(grid.filter((_, k) => k < 3 || k >= 6), 'float64');
+      expect(w.setColumns(small, 0, small.count, 0, upper)).toBe(true);
+      for (let i = 0; i < small.count; i++) {
+        const expected = new Float64Array(small.count);
+        integrateRow(pcfOp(2), small, i, small, 0, small.count, expected, 0, 'none', 0, 0, upper);
+        const got = new Float64Array(small.count);
+        expect(w.row(1, small, i, 0, small.count, got, 0)).toBe(true);
+        // An infinite L2 sum is one the JS kernel recomputes scaled (so does the block kernel).
+        for (let j = 0; j < small.count; j++) if (got[j] !== Infinity) expect(got[j]).toBe(expected[j]);
+      }
+    }
+  });
+
   it('agree with the brute-force reference on 100-breakpoint PCFs (relative 1e-12)', () => {
     const set = randomPcfs({ n: 12, points: 100, seed: 5 });
     const pcfs = Array.from({ length: set.count }, (_, k) => pcfAt(set, k));
     const w = new WasmRows();
-    expect(w.setColumns(set, 0, set.count, 100)).toBe(true);
+    expect(w.setColumns(set, 0, set.count, 100, UPPER)).toBe(true);
     for (const [code, , op] of OPS) {
       const ref = referenceCdist(pcfs, pcfs, op);
       const got = Array.from({ length: set.count }, (_, i) => wasmRow(w, code, set, i, 0, set.count));
@@ -82,15 +139,15 @@ describe('WebAssembly row kernels', () => {
   it('round results to float32 when the output is a Float32Array', () => {
     const set = randomPcfs({ n: 10, points: 20, seed: 6 });
     const w = new WasmRows();
-    w.setColumns(set, 0, set.count, 20);
+    w.setColumns(set, 0, set.count, 20, UPPER);
     const out = new Float32Array(set.count);
-    expect(w.row(0, set, 4, 0, set.count, out, 0, UPPER)).toBe(true);
+    expect(w.row(0, set, 4, 0, set.count, out, 0)).toBe(true);
     expect(Array.from(out)).toEqual(Array.from(wasmRow(w, 0, set, 4, 0, set.count), Math.fround));
   });
 
   it('refuse columns that would need over 1 GiB of memory, loading nothing', () => {
     const huge: PcfData = { times: new Float64Array(1), values: new Float64Array(1), offsets: Uint32Array.of(0, 2 ** 26) };
-    expect(new WasmRows().setColumns(huge, 0, 1, 0)).toBe(false);
+    expect(new WasmRows().setColumns(huge, 0, 1, 0, UPPER)).toBe(false);
   });
 });
 
@@ -112,6 +169,17 @@ describe('the PCF block kernel on MU cores, through the wasm rows', () => {
     for (const p of [1, 2]) {
       const d = await pdist(set, { context: ctx, p, ...small });
       for (let i = 1; i < set.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair(pcfOp(p), set, i, set, j));
+    }
+  });
+
+  it('pdist of huge, tiny and equal-time PCFs equals the JS pair kernels bit for bit, p = 1 and 2 (L2 rows out of range recomputed)', async () => {
+    const odd = pcfSetFrom([
+      [[0, 1e300], [1, -1e300], [2, 0]], [[0, -1e300], [1, 1e300], [5, 1e-300]], [[0, 1e-200], [0.5, -1e-210], [1, 5e-324]],
+      [[0, 1], [1, 2], [2, 3], [3, 0]], [[0, 1], [1, 5], [3, 0]], [[0, 3]], [[0, 4], [2, 1], [3, 2]],
+    ], 'float64');
+    for (const p of [1, 2]) {
+      const d = await pdist(odd, { context: ctx, p, ...small });
+      for (let i = 1; i < odd.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair(pcfOp(p), odd, i, odd, j));
     }
   });
 

@@ -3,8 +3,9 @@
  * a block: PCF (rowFirst + task) against columns [colFirst, colFirst + colCount).
  *
  * L1, L2 and the L2 inner product run through the WebAssembly row kernels (wasm/wasmRows.ts) when
- * the runtime has WebAssembly: same rectangle walk and summation order as the JS pair kernels, so
- * the same results bit for bit, at about 1.8 times the speed per core. Other exponents, and any
+ * the runtime has WebAssembly with SIMD: same rectangle walk and summation order as the JS pair
+ * kernels, so the same results bit for bit, at about 2.5 times their speed per core (four pairs
+ * merged at once; see wasm/rowCode.ts). Other exponents, and any
  * block the wasm memory cap refuses, use integrateRow.
  */
 import type { TriangleSkipMode } from '../blocks/index.js';
@@ -91,14 +92,14 @@ export const pcf_block = defineKernel({
     };
     const wasmRow = (w: WasmRows, r: number): void => {
       if (loadedFor !== muState.launch) {
-        if (!w.setColumns(cols, colFirst, colCount, 0)) { useWasm = false; jsRow(r); return; }
+        if (!w.setColumns(cols, colFirst, colCount, 0, upper)) { useWasm = false; jsRow(r); return; }
         loadedFor = muState.launch;
       }
       const i = rowFirst + r;
       let jEnd = colFirst + colCount;
       if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
       if (jEnd <= colFirst) return;
-      if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount, upper)) jsRow(r);
+      if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount)) jsRow(r);
       else if (wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
     };
     return (first: number, end: number) => {

@@ -8,16 +8,26 @@
 export const I32 = 0x7f;
 export const I64 = 0x7e;
 export const F64 = 0x7c;
+export const V128 = 0x7b;
 
 /** The opcodes the PCF row kernels use. */
 export const Op = {
-  block: 0x02, loop: 0x03, br: 0x0c, brIf: 0x0d, end: 0x0b, select: 0x1b,
+  block: 0x02, loop: 0x03, if: 0x04, else: 0x05, br: 0x0c, brIf: 0x0d, end: 0x0b, select: 0x1b,
   localGet: 0x20, localSet: 0x21, localTee: 0x22,
   i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, f64Store: 0x39,
   i32Const: 0x41, f64Const: 0x44,
-  i32Eqz: 0x45, i32LtU: 0x49, i32GeU: 0x4f, f64Le: 0x65, i64LeS: 0x57,
+  i32Eqz: 0x45, i32LtU: 0x49, i32GeU: 0x4f, i64LeS: 0x57, f64Lt: 0x63, f64Le: 0x65, f64Ge: 0x66,
   i32Add: 0x6a, i32Sub: 0x6b, i32And: 0x71, i32Shl: 0x74,
   f64Abs: 0x99, i64ReinterpretF64: 0xbd, f64ReinterpretI64: 0xbf, f64Sqrt: 0x9f, f64Add: 0xa0, f64Sub: 0xa1, f64Mul: 0xa2,
+} as const;
+
+/** The SIMD opcodes the row kernels use (each follows the 0xfd prefix). */
+export const Simd = {
+  v128Load: 0x00, v128Const: 0x0c, i8x16Shuffle: 0x0d, f64x2Splat: 0x14,
+  i32x4ExtractLane: 0x1b, i32x4ReplaceLane: 0x1c, f64x2ExtractLane: 0x21, f64x2ReplaceLane: 0x22,
+  f64x2Eq: 0x47, f64x2Lt: 0x49, f64x2Le: 0x4b, v128And: 0x4e, v128Or: 0x50, v128Bitselect: 0x52, v128AnyTrue: 0x53,
+  i64x2AllTrue: 0xc3, i64x2Add: 0xce,
+  f64x2Abs: 0xec, f64x2Add: 0xf0, f64x2Sub: 0xf1, f64x2Mul: 0xf2, f64x2Pmin: 0xf6,
 } as const;
 
 /** Block type "no result". */
@@ -61,8 +71,31 @@ export class Code {
     uleb(offset, this.bytes);
     return this;
   }
+  /** A SIMD instruction: the prefix, the opcode, then raw immediate bytes (lane indices, shuffle masks). */
+  simd(opcode: number, ...immediates: number[]): this {
+    this.bytes.push(0xfd);
+    uleb(opcode, this.bytes);
+    this.bytes.push(...immediates);
+    return this;
+  }
+  /** A SIMD load or store with natural alignment (`align` as log2 bytes) and a constant byte offset. */
+  simdMem(opcode: number, align: number, offset: number): this {
+    this.bytes.push(0xfd);
+    uleb(opcode, this.bytes);
+    uleb(align, this.bytes);
+    uleb(offset, this.bytes);
+    return this;
+  }
+  /** A v128 constant of two f64 lanes. */
+  f64x2(lo: number, hi: number): this {
+    this.simd(Simd.v128Const, ...new Uint8Array(new Float64Array([lo, hi]).buffer));
+    return this;
+  }
   block(): this { this.bytes.push(Op.block, EMPTY); return this; }
   loop(): this { this.bytes.push(Op.loop, EMPTY); return this; }
+  /** `if` with no result: runs up to the matching `orElse` or `end` when the popped i32 is nonzero. */
+  ifThen(): this { this.bytes.push(Op.if, EMPTY); return this; }
+  orElse(): this { this.bytes.push(Op.else); return this; }
   end(): this { this.bytes.push(Op.end); return this; }
   br(depth: number): this { this.bytes.push(Op.br); uleb(depth, this.bytes); return this; }
   brIf(depth: number): this { this.bytes.push(Op.brIf); uleb(depth, this.bytes); return this; }

@@ -35,6 +35,7 @@ export class WasmRows {
   #u32 = new Uint32Array(0);
   #colFirst = 0;
   #colCount = 0;
+  #upper = 0;
   #offsBase = 0; // byte address of the column starts
   #rowBase = 0; // byte address of the row records
   #rowRecords = 0; // capacity of the row area in records
@@ -56,26 +57,35 @@ export class WasmRows {
   }
 
   /**
-   * Loads columns `colFirst .. colFirst + colCount - 1` of `cols` (float64 data) and reserves room
-   * for rows of up to `rowPoints` breakpoints (more grows the memory). Replaces the previous
-   * columns. Returns false, loading nothing, when the columns would need over 1 GiB of memory.
+   * Loads columns `colFirst .. colFirst + colCount - 1` of `cols` (float64 data) for integrals over
+   * [0, upper) (`upper` the dtype's largest finite float, at least every time of the rows and
+   * columns), and reserves room for rows of up to `rowPoints` breakpoints (more grows the memory).
+   * Replaces the previous columns. Returns false, loading nothing, when the columns would need over
+   * 1 GiB of memory.
    */
-  setColumns(cols: PcfData, colFirst: number, colCount: number, rowPoints: number): boolean {
+  setColumns(cols: PcfData, colFirst: number, colCount: number, rowPoints: number, upper: number): boolean {
     const { times, values, offsets } = cols;
     const base = offsets[colFirst]!;
     const n = offsets[colFirst + colCount]! - base;
     if ((n + rowPoints + 2) * 16 + (colCount + 2) * 12 + 16 > MAX_BYTES) return false;
     this.#colFirst = colFirst;
     this.#colCount = colCount;
+    this.#upper = upper;
     this.#offsBase = (n + 1) * 16;
     this.#rowBase = this.#offsBase + ((colCount + 2) * 4 + 15 & ~15);
     this.#rowRecords = rowPoints + 1;
     this.#outBase = this.#rowBase + this.#rowRecords * 16;
     this.#ensure(this.#outBase + colCount * 8);
-    writeRecords(this.#f64, 0, times, values, base, n);
+    const f = this.#f64;
+    writeRecords(f, 0, times, values, base, n, upper);
     const u = this.#u32;
     const o = this.#offsBase >> 2;
-    for (let k = 0; k <= colCount; k++) u[o + k] = (offsets[colFirst + k]! - base) * 16;
+    for (let k = 0; k <= colCount; k++) {
+      const at = offsets[colFirst + k]! - base;
+      u[o + k] = at * 16;
+      // Each column's end record is its sentinel (the next column never reads that time).
+      if (k > 0) f[2 * at] = upper;
+    }
     return true;
   }
 
@@ -85,7 +95,7 @@ export class WasmRows {
    * (rounded to float32 for a Float32Array). Returns false, computing nothing, for a row PCF too
    * long for the memory cap (over ~2^26 breakpoints).
    */
-  row(op: WasmRowOp, rows: PcfData, row: number, jFirst: number, jEnd: number, out: Float64Array | Float32Array, outOffset: number, upper: number): boolean {
+  row(op: WasmRowOp, rows: PcfData, row: number, jFirst: number, jEnd: number, out: Float64Array | Float32Array, outOffset: number): boolean {
     const s = rows.offsets[row]!;
     const n = rows.offsets[row + 1]! - s;
     if (n + 1 > this.#rowRecords) {
@@ -94,9 +104,9 @@ export class WasmRows {
       this.#outBase = this.#rowBase + this.#rowRecords * 16;
       this.#ensure(this.#outBase + this.#colCount * 8);
     }
-    writeRecords(this.#f64, this.#rowBase >> 3, rows.times, rows.values, s, n);
+    writeRecords(this.#f64, this.#rowBase >> 3, rows.times, rows.values, s, n, this.#upper);
     const count = jEnd - jFirst;
-    this.#fns[op]!(this.#rowBase, this.#rowBase + n * 16, this.#offsBase + (jFirst - this.#colFirst) * 4, count, this.#outBase, upper);
+    this.#fns[op]!(this.#rowBase + 16, this.#offsBase + (jFirst - this.#colFirst) * 4, count, this.#outBase, this.#upper);
     const first = this.#outBase >> 3;
     out.set(this.#f64.subarray(first, first + count), outOffset);
     return true;
@@ -105,15 +115,16 @@ export class WasmRows {
 
 /**
  * Writes breakpoints `base .. base + n - 1` as records 0 .. n at `f64[at..]`: record k = (time
- * base + k, value base + k - 1), with the unused halves of records 0 (value) and n (time) zeroed.
+ * base + k, value base + k - 1), with record 0's unused value zeroed and record n the sentinel
+ * (upper, value base + n - 1).
  */
-function writeRecords(f64: Float64Array, at: number, times: ArrayLike<number>, values: ArrayLike<number>, base: number, n: number): void {
+function writeRecords(f64: Float64Array, at: number, times: ArrayLike<number>, values: ArrayLike<number>, base: number, n: number, upper: number): void {
   f64[at] = times[base]!;
   f64[at + 1] = 0;
   for (let k = 1; k < n; k++) {
     f64[at + 2 * k] = times[base + k]!;
     f64[at + 2 * k + 1] = values[base + k - 1]!;
   }
-  f64[at + 2 * n] = 0;
+  f64[at + 2 * n] = upper;
   f64[at + 2 * n + 1] = values[base + n - 1]!;
 }
