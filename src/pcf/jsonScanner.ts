@@ -9,6 +9,8 @@
  * is several times faster (bench/input.mjs measures both).
  */
 
+import { decimalToDouble, MAX_SIGNIFICAND_DIGITS } from './decimalToDouble.js';
+
 /** What the scanner reports. Calls arrive in document order. */
 export interface JsonEvents {
   openArray(): void;
@@ -35,9 +37,6 @@ const DONE = 4; // the root value is complete: only whitespace may follow
 const ARRAY = 1;
 const OBJECT = 2;
 
-// Exact powers of ten: m * 10^e with m < 2^53 and |e| <= 22 is one correctly rounded operation.
-const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
-const MAX_FAST_DIGITS = 15;
 
 const utf8 = new TextDecoder('utf-8');
 const latin1 = new TextDecoder('latin1');
@@ -273,25 +272,51 @@ export class JsonScanner {
 
   /**
    * Reads the number starting at `buf[i]` into #number; returns the index after it, or -1 when
-   * the chunk ends inside it. Up to 15 significant digits and a decimal exponent within ±22 are
-   * converted by one exact operation; anything else goes through `Number` (correctly rounded).
+   * the chunk ends inside it. The significant digits are gathered as two integers, the first 9
+   * in `high` and the next 9 in `low` (each stays an int32, the cheapest arithmetic V8 has), and
+   * decimalToDouble rounds them correctly; a 19th digit is folded into `low` as a double, and only
+   * a significand of 20 or more digits goes through `Number` on the text.
    */
   #readNumber(buf: Uint8Array, i: number, final: boolean): number {
     const n = buf.length;
     let j = i;
     const negative = buf[j] === 0x2d;
     if (negative) j++;
-    let mantissa = 0;
+    let high = 0;
+    let low = 0;
+    /** Significant digits seen (leading zeros are not). */
     let digits = 0;
     let exponent = 0;
     let c = j < n ? buf[j]! : -1;
     if (c === 0x30) {
       j++;
     } else if (c >= 0x31 && c <= 0x39) {
-      while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-        mantissa = mantissa * 10 + (c - 0x30);
-        digits++;
+      // Up to 9 digits into high, 9 more into low; digits past the 18th are counted and handled below.
+      let stop = Math.min(n, j + 9);
+      let from = j;
+      while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+        high = high * 10 + (c - 0x30);
         j++;
+      }
+      digits = j - from;
+      if (digits === 9) {
+        stop = Math.min(n, j + 9);
+        from = j;
+        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+          low = low * 10 + (c - 0x30);
+          j++;
+        }
+        digits += j - from;
+        if (digits === 18) {
+          from = j;
+          while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+            if (j === from) low = low * 10 + (c - 0x30);
+            j++;
+          }
+          // The integer part may go on past the 19 digits kept: each one left out is a power of ten.
+          digits += j - from;
+          if (digits > MAX_SIGNIFICAND_DIGITS) exponent = digits - MAX_SIGNIFICAND_DIGITS;
+        }
       }
     } else if (j < n) {
       this.#fail(buf, j, 'a digit');
@@ -299,12 +324,38 @@ export class JsonScanner {
     if (j < n && buf[j] === 0x2e) {
       j++;
       const start = j;
-      while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-        mantissa = mantissa * 10 + (c - 0x30);
-        if (digits > 0 || c !== 0x30) digits++;
-        exponent--;
-        j++;
+      const before = digits;
+      // Leading zeros of a fraction are not significant (but each divides by ten).
+      if (digits === 0) while (j < n && buf[j] === 0x30) j++;
+      const zeros = j - start;
+      let from = j;
+      if (digits < 9) {
+        const stop = Math.min(n, j + 9 - digits);
+        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+          high = high * 10 + (c - 0x30);
+          j++;
+        }
+        digits += j - from;
+        from = j;
       }
+      if (digits >= 9 && digits < 18) {
+        const stop = Math.min(n, j + 18 - digits);
+        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+          low = low * 10 + (c - 0x30);
+          j++;
+        }
+        digits += j - from;
+        from = j;
+      }
+      if (digits >= 18) {
+        while (j < n && (c = buf[j]!) >= 0x30 && c <= 0x39) {
+          if (digits === 18 && j === from) low = low * 10 + (c - 0x30);
+          j++;
+        }
+        digits += j - from;
+      }
+      // Each fraction digit kept divides by ten; digits past the 19th are left out.
+      exponent -= zeros + Math.min(digits, MAX_SIGNIFICAND_DIGITS) - Math.min(before, MAX_SIGNIFICAND_DIGITS);
       if (j === start && j < n) this.#fail(buf, j, 'a digit after the decimal point');
     }
     if (j < n && (buf[j] === 0x65 || buf[j] === 0x45)) {
@@ -329,19 +380,24 @@ export class JsonScanner {
     if (last === 0x2d || last === 0x2b || last === 0x2e || last === 0x65 || last === 0x45) {
       throw new SyntaxError(`Unexpected end of JSON input${this.#where(buf, j)}`);
     }
-    let value: number;
-    if (mantissa === 0) {
-      value = 0;
-    } else if (digits <= MAX_FAST_DIGITS && exponent >= -22 && exponent <= 22) {
-      value = exponent < 0 ? mantissa / POW10[-exponent]! : mantissa * POW10[exponent]!;
+    // One call site, and no other value merged into the result: V8 inlines the conversion here
+    // and keeps the double unboxed all the way to the field (a merge with a constant or with
+    // `Number`'s result would box every number).
+    const value = decimalToDouble(high, low, digits > 9 ? Math.min(digits, MAX_SIGNIFICAND_DIGITS) - 9 : 0, exponent);
+    if (digits <= MAX_SIGNIFICAND_DIGITS && value === value) {
+      this.#number = negative ? -value : value;
     } else {
-      if (this.#textOf !== buf) {
-        this.#text = latin1.decode(buf);
-        this.#textOf = buf;
-      }
-      value = Number(this.#text!.substring(negative ? i + 1 : i, j));
+      this.#numberFromText(buf, i, j);
     }
-    this.#number = negative ? -value : value;
     return j;
+  }
+
+  /** The number `buf[i .. j - 1]` converted by `Number`, into #number: for the rare significand of 20 digits or more. */
+  #numberFromText(buf: Uint8Array, i: number, j: number): void {
+    if (this.#textOf !== buf) {
+      this.#text = latin1.decode(buf);
+      this.#textOf = buf;
+    }
+    this.#number = Number(this.#text!.substring(i, j));
   }
 }
