@@ -86,7 +86,7 @@ describe('WebAssembly row kernels', () => {
 
   it('match integrateRow bit for bit on equal breakpoints, huge and tiny values and a time at the integration limit', () => {
     const upper32 = integrationLimit('float32');
-    const grid: Pcf[] = [
+    const grid: Array<Array<[number, number]>> = [
       [[0, 1], [1, 2], [2, 3], [3, 0]],
       [[0, 1], [1, 5], [3, 0]],
       [[0, 4], [2, 1], [3, 2]],
