@@ -123,6 +123,34 @@ describe('the JSON stream reader', () => {
     );
   });
 
+  it('reports a syntax error at the same line, column and byte however the bytes are cut', () => {
+    // Pieces longer than a number, so a token cut at a piece's end is finished in place.
+    const body = fc.array(fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(', ', ',\n', ',\r\n  ')), { minLength: 20, maxLength: 60 });
+    fc.assert(
+      fc.property(body, fc.nat(), fc.constantFrom('x', ']', '.', '"\u0001"', '-e'), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 5 }), (items, at, stray, cuts) => {
+        const text = `[${items.map(([x, sep]) => `${JSON.stringify(x)}${sep}`).join('')}0]`;
+        const k = at % text.length;
+        const bytes = new TextEncoder().encode(text.slice(0, k) + stray + text.slice(k));
+        const message = (pieces: number[]): string => {
+          const scanner = new JsonScanner(new PcfJsonCollector('float64', false));
+          let from = 0;
+          try {
+            for (const cut of [...pieces.map((c) => Math.floor(c * bytes.length)).sort((a, b) => a - b), bytes.length]) {
+              scanner.push(bytes.subarray(from, Math.max(from, cut)));
+              from = Math.max(from, cut);
+            }
+            scanner.end();
+            return 'no error';
+          } catch (err) {
+            return (err as Error).message;
+          }
+        };
+        expect(message(cuts)).toBe(message([]));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('keeps the verdict of the first elements when later elements look like a different nesting', () => {
     // Found by the property above: a string first, then a PCF-like array, used to read as "a single PCF".
     for (const text of ['{"pcfs": ["x", [0]]}', '{"note": [1, {"pcfs": 2}], "pcfs": ["x", [0]]}', '["x", [[0, 1]]]']) {

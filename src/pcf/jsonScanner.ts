@@ -38,6 +38,9 @@ const ARRAY = 1;
 const OBJECT = 2;
 
 
+/** Bytes of a new chunk joined to a token cut at the end of the previous one: a number fits. */
+const CARRY_PIECE = 64;
+
 const utf8 = new TextDecoder('utf-8');
 const latin1 = new TextDecoder('latin1');
 
@@ -74,6 +77,26 @@ export class JsonScanner {
     let buf = chunk;
     // The caller may refill the same buffer for the next chunk: never trust a cached decoding.
     this.#textOf = undefined;
+    const carry = this.#carry;
+    if (carry !== undefined && this.#started && chunk.length > CARRY_PIECE) {
+      // Finish the token cut by the previous chunk's end on a small joined piece, then scan the
+      // chunk in place: joining whole chunks would allocate and copy one per read.
+      const joined = new Uint8Array(carry.length + CARRY_PIECE);
+      joined.set(carry);
+      joined.set(chunk.subarray(0, CARRY_PIECE), carry.length);
+      this.#base -= carry.length;
+      const stop = this.#scan(joined, 0, false);
+      this.#base += carry.length;
+      // The carry holds just the cut token: scanning got past it only if it ended, and then it
+      // ended in the chunk (stop >= carry.length). Otherwise (a long string) join as below.
+      if (stop > 0) {
+        this.#carry = undefined;
+        const end = this.#scan(chunk, stop - carry.length, false);
+        if (end < chunk.length) this.#carry = chunk.slice(end);
+        this.#base += chunk.length;
+        return;
+      }
+    }
     if (this.#carry !== undefined) {
       buf = new Uint8Array(this.#carry.length + chunk.length);
       buf.set(this.#carry);
