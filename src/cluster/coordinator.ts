@@ -50,9 +50,8 @@ function blockSide(req: ClusterRequest): number {
   const resumed = req.sink?.resumed?.header.blockSide;
   if (resumed !== undefined) return resumed;
   const n = Math.max(req.rows.count, req.cols.count);
-  if (req.maxOutputElements !== undefined || req.minBlockSide !== undefined) {
-    return Math.max(1, Math.min(n, Math.max(isqrt(req.maxOutputElements ?? MAX_SIDE * MAX_SIDE), req.minBlockSide ?? 0)));
-  }
+  if (req.maxOutputElements !== undefined) return Math.max(1, Math.min(n, Math.max(isqrt(req.maxOutputElements), req.minBlockSide ?? 0)));
+  if (req.minBlockSide !== undefined) return Math.max(1, Math.min(n, req.minBlockSide));
   return Math.max(1, Math.min(n, MAX_SIDE, Math.max(MIN_SIDE, Math.ceil(n / 8))));
 }
 

@@ -182,7 +182,8 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
   } else if (outcome.bytes.byteLength + HEADER_ROOM > state.nc.info!.max_payload) {
     const object = `block-${item!.block}`;
     const bucket: ObjectStore = await state.objm.open(names.resultBucket);
-    await bucket.putBlob({ name: object }, outcome.bytes);
+    // Chunks as large as a message may be: a few publishes per block instead of one per 128 KiB.
+    await bucket.putBlob({ name: object, options: { max_chunk_size: state.nc.info!.max_payload - HEADER_ROOM } }, outcome.bytes);
     h.set(HEADER.object, object);
   } else {
     body = outcome.bytes;
@@ -192,10 +193,17 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
   else msg.ack();
 }
 
+/** An item computed (or refused), its heartbeat still running until it is delivered. */
+interface Computed {
+  readonly msg: JsMsg;
+  readonly item: WorkItem | undefined;
+  readonly outcome: { bytes: Uint8Array } | { refusal: string };
+  readonly alive: ReturnType<typeof setInterval> | undefined;
+}
+
 /** Runs one item on device `device`, keeping it alive while it computes. */
-async function handle(state: WorkerState, msg: JsMsg, device: number): Promise<void> {
+async function computeItem(state: WorkerState, msg: JsMsg, device: number): Promise<Computed> {
   let item: WorkItem | undefined;
-  let outcome: { bytes: Uint8Array } | { refusal: string };
   let alive: ReturnType<typeof setInterval> | undefined;
   try {
     item = decodeWorkItem(msg.data);
@@ -203,17 +211,24 @@ async function handle(state: WorkerState, msg: JsMsg, device: number): Promise<v
     const run = await state.run(item);
     const block = run.blockOf(item);
     if (state.verbose) state.log(`block ${item.block} of run ${item.run}: started on core ${device}`);
-    outcome = { bytes: await run.compute(block, device) };
+    return { msg, item, alive, outcome: { bytes: await run.compute(block, device) } };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     state.log(`refused ${item === undefined ? 'an item' : `block ${item.block} of run ${item.run}`}: ${reason}`);
-    outcome = { refusal: reason };
+    return { msg, item, alive, outcome: { refusal: reason } };
   }
+}
+
+/** Delivers a computed item; its heartbeat stops once the item is acked (or delivery failed). */
+async function deliverItem(state: WorkerState, c: Computed): Promise<void> {
   try {
-    await deliver(state, msg, item, outcome);
-    if (state.verbose && item !== undefined && 'bytes' in outcome) state.log(`block ${item.block} of run ${item.run}: delivered`);
+    await deliver(state, c.msg, c.item, c.outcome);
+    if (state.verbose && c.item !== undefined && 'bytes' in c.outcome) state.log(`block ${c.item.block} of run ${c.item.run}: delivered`);
+  } catch (error) {
+    // Delivery failed (server away): the item is not acked and comes back to some worker.
+    state.log(`could not deliver a result: ${(error as Error).message}`);
   } finally {
-    clearInterval(alive);
+    clearInterval(c.alive);
   }
 }
 
@@ -240,12 +255,7 @@ async function deviceLoop(state: WorkerState, device: number): Promise<void> {
       msg.nak();
       break;
     }
-    try {
-      await handle(state, msg, device);
-    } catch (error) {
-      // Delivery failed (server away): the item is not acked and comes back to some worker.
-      state.log(`could not deliver a result: ${(error as Error).message}`);
-    }
+    await deliverItem(state, await computeItem(state, msg, device));
   }
 }
 

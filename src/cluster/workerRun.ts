@@ -33,6 +33,9 @@ export class WorkerRun {
   readonly #storages = new Map<number, Storage>();
   /** Last time a block of this run was taken, for dropping runs that went quiet. */
   lastUsed = Date.now();
+  /** Blocks computing now: a run dropped meanwhile (its stream deleted) is disposed after them. */
+  #active = 0;
+  #dropped = false;
 
   private constructor(item: WorkItem, workspace: PcfWorkspace, scheduler: BlockScheduler, op: PcfBlockOp, uploads: readonly DevicePtr[]) {
     this.runId = item.run;
@@ -93,14 +96,24 @@ export class WorkerRun {
     const slot: BufferSlot = 0;
     const out = this.#op.outputBuffer(storage, slot);
     const n = block.rowCount * block.colCount;
-    out.fill(0, 0, n);
-    await this.#op.execBlock(storage, block, slot);
-    const values = out.slice(0, n);
-    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+    this.#active++;
+    try {
+      out.fill(0, 0, n);
+      await this.#op.execBlock(storage, block, slot);
+      const values = out.slice(0, n);
+      return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+    } finally {
+      if (--this.#active === 0 && this.#dropped) this.#release();
+    }
   }
 
-  /** Gives back the storages and uploads; the caller makes sure no block of the run is computing. */
+  /** Gives back the storages and uploads, at once or after the blocks computing now. */
   dispose(): void {
+    this.#dropped = true;
+    if (this.#active === 0) this.#release();
+  }
+
+  #release(): void {
     for (const storage of this.#storages.values()) this.#op.disposeStorage(storage);
     this.#storages.clear();
     for (const ptr of this.#uploads) this.#workspace.buffers.memFree(ptr);

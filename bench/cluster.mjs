@@ -1,0 +1,106 @@
+// pdist across machines, measured on one: the same run by two one-core `pxl worker` processes
+// through a local nats-server (JetStream) against one local two-core run, in this one script.
+// Prints JSON: the throughput ratio (cluster / local; the goal on 2-vCPU machines is >= 0.85), the
+// overhead per block, and the time from a worker's SIGKILL to its block starting on the other.
+//
+//   npm run build && node bench/cluster.mjs            # N = 6000
+//   node bench/cluster.mjs --n 10000 --side 1024
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const arg = (name, fallback) => {
+  const k = process.argv.indexOf(name);
+  return k < 0 ? fallback : Number(process.argv[k + 1]);
+};
+const N = arg('--n', 6000);
+const SIDE = arg('--side', 512);
+const POINTS = 20;
+const BIN = fileURLToPath(new URL('../bin/pxl.js', import.meta.url));
+const { pdist, randomPcfs, createContext } = await import('../dist/index.js');
+
+const dir = mkdtempSync(join(tmpdir(), 'pxl-bench-cluster-'));
+const children = [];
+const port = await new Promise((resolve) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => resolve(p));
+  });
+});
+const url = `nats://127.0.0.1:${port}`;
+
+function start(cmd, args) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  const lines = [];
+  let waiters = [];
+  let rest = '';
+  child.stderr.on('data', (chunk) => {
+    const parts = (rest + chunk.toString()).split('\n');
+    rest = parts.pop();
+    for (const line of parts) lines.push({ line, at: performance.now() });
+    for (const w of waiters.splice(0)) w();
+  });
+  const line = async (re, after = 0) => {
+    for (;;) {
+      const found = lines.find((l) => l.at >= after && re.test(l.line));
+      if (found) return found;
+      await new Promise((r) => waiters.push(r));
+    }
+  };
+  return { child, line };
+}
+
+try {
+  start('nats-server', ['-js', '-sd', join(dir, 'store'), '-a', '127.0.0.1', '-p', String(port)]);
+  await new Promise((r) => setTimeout(r, 500));
+  const X = randomPcfs({ n: N, points: POINTS, seed: 1 });
+  const warm = randomPcfs({ n: 300, points: POINTS, seed: 2 });
+
+  // Baseline: one process, a Context of two one-core Subs (what two one-core workers have together).
+  const ctx = await createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } });
+  await pdist(warm, { context: ctx, out: join(dir, 'warm.npy') });
+  let t = performance.now();
+  const local = await pdist(X, { context: ctx, out: join(dir, 'local.npy'), minBlockSide: SIDE });
+  const localS = (performance.now() - t) / 1000;
+  await ctx.destroy();
+
+  const workers = [start(process.execPath, [BIN, 'worker', '--nats', url, '--cores', '1', '--id', 'a', '--verbose']), start(process.execPath, [BIN, 'worker', '--nats', url, '--cores', '1', '--id', 'b', '--verbose'])];
+  await Promise.all(workers.map((w) => w.line(/connected to/)));
+  await pdist(warm, { out: join(dir, 'warm2.npy'), cluster: { nats: url } });
+  t = performance.now();
+  const remote = await pdist(X, { out: join(dir, 'cluster.npy'), minBlockSide: SIDE, cluster: { nats: url } });
+  const clusterS = (performance.now() - t) / 1000;
+
+  // Death to redelivery: kill worker a as it starts a block; time until b starts that block.
+  const ACK_WAIT = 2000;
+  const before = performance.now();
+  const running = pdist(X, { out: join(dir, 'killed.npy'), p: 2, minBlockSide: SIDE, cluster: { nats: url, ackWait: ACK_WAIT } });
+  const started = await workers[0].line(/block \d+ of run [0-9a-f]+: started/, before);
+  const block = /block (\d+) of run ([0-9a-f]+)/.exec(started.line);
+  workers[0].child.kill('SIGKILL');
+  const killedAt = performance.now();
+  const again = await workers[1].line(new RegExp(`block ${block[1]} of run ${block[2]}: started`));
+  await running;
+
+  const pairs = (N * (N - 1)) / 2;
+  console.log(JSON.stringify({
+    n: N,
+    points: POINTS,
+    blockSide: SIDE,
+    blocks: remote.blocks,
+    local2Cores: { seconds: +localS.toFixed(3), pairsPerSecond: Math.round(pairs / localS) },
+    cluster2Workers1Core: { seconds: +clusterS.toFixed(3), pairsPerSecond: Math.round(pairs / clusterS) },
+    throughputRatio: +(localS / clusterS).toFixed(3),
+    overheadPerBlockMs: +(((clusterS - localS) * 1000) / remote.blocks).toFixed(2),
+    ackWaitMs: ACK_WAIT,
+    deathToRedeliveryMs: Math.round(again.at - killedAt),
+    sameBlocks: local.blocks === remote.blocks,
+  }, null, 2));
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}
