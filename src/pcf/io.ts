@@ -119,17 +119,25 @@ async function readPcfJsonFile(path: string, dtype: PcfDtype, shared: boolean): 
   } catch (err) {
     throw new InputFormatError(`cannot read the file: ${(err as Error).message}`, path, { cause: err });
   }
-  try {
-    // The scanner copies what it keeps of a chunk, so one buffer serves every read.
-    const buffer = new Uint8Array(CHUNK_BYTES);
-    for (;;) {
-      let bytesRead: number;
-      try {
-        ({ bytesRead } = await handle.read(buffer, 0, buffer.length, null));
-      } catch (err) {
+  // Two buffers: the next read runs on libuv's thread pool while this thread scans the last one
+  // (the scanner copies what it keeps of a chunk, so a buffer is free again once scanned).
+  const buffers = [new Uint8Array(CHUNK_BYTES), new Uint8Array(CHUNK_BYTES)];
+  let turn = 0;
+  const read = (buffer: Uint8Array): Promise<number> =>
+    handle.read(buffer, 0, buffer.length, null).then(
+      ({ bytesRead }) => bytesRead,
+      (err: unknown) => {
         throw new InputFormatError(`cannot read the file: ${(err as Error).message}`, path, { cause: err });
-      }
+      },
+    );
+  let pending = read(buffers[0]!);
+  try {
+    for (;;) {
+      const bytesRead = await pending;
       if (bytesRead === 0) break;
+      const buffer = buffers[turn]!;
+      turn ^= 1;
+      pending = read(buffers[turn]!);
       try {
         scanner.push(buffer.subarray(0, bytesRead));
       } catch (err) {
@@ -142,6 +150,8 @@ async function readPcfJsonFile(path: string, dtype: PcfDtype, shared: boolean): 
       syntaxError(err, path);
     }
   } finally {
+    // Never close the file under a read still in flight (after a syntax error).
+    await pending.catch(() => undefined);
     await handle.close();
   }
   return collector.finish(path);

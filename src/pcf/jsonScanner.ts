@@ -311,22 +311,24 @@ export class JsonScanner {
     let digits = 0;
     let exponent = 0;
     let c = j < n ? buf[j]! : -1;
+    // A digit's value, tested with one unsigned comparison in the hot loops.
+    let d = 0;
     if (c === 0x30) {
       j++;
     } else if (c >= 0x31 && c <= 0x39) {
       // Up to 9 digits into high, 9 more into low; digits past the 18th are counted and handled below.
       let stop = Math.min(n, j + 9);
       let from = j;
-      while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-        high = high * 10 + (c - 0x30);
+      while (j < stop && ((d = buf[j]! - 0x30) >>> 0) < 10) {
+        high = high * 10 + d;
         j++;
       }
       digits = j - from;
       if (digits === 9) {
         stop = Math.min(n, j + 9);
         from = j;
-        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-          low = low * 10 + (c - 0x30);
+        while (j < stop && ((d = buf[j]! - 0x30) >>> 0) < 10) {
+          low = low * 10 + d;
           j++;
         }
         digits += j - from;
@@ -354,8 +356,8 @@ export class JsonScanner {
       let from = j;
       if (digits < 9) {
         const stop = Math.min(n, j + 9 - digits);
-        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-          high = high * 10 + (c - 0x30);
+        while (j < stop && ((d = buf[j]! - 0x30) >>> 0) < 10) {
+          high = high * 10 + d;
           j++;
         }
         digits += j - from;
@@ -363,8 +365,8 @@ export class JsonScanner {
       }
       if (digits >= 9 && digits < 18) {
         const stop = Math.min(n, j + 18 - digits);
-        while (j < stop && (c = buf[j]!) >= 0x30 && c <= 0x39) {
-          low = low * 10 + (c - 0x30);
+        while (j < stop && ((d = buf[j]! - 0x30) >>> 0) < 10) {
+          low = low * 10 + d;
           j++;
         }
         digits += j - from;
