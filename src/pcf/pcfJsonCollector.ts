@@ -313,20 +313,8 @@ export class PcfJsonCollector implements JsonEvents {
     }
     if (this.#bad || this.#failed()) return;
     const n = this.#n;
-    if (this.#times.reserve(n) && this.#values.reserve(n)) {
-      try {
-        writeFlatBreakpoints(this.#ts, this.#vs, n, k, this.#times.view as PcfArray, this.#values.view as PcfArray, this.#times.used);
-      } catch (err) {
-        if (!(err instanceof PcfError)) throw err;
-        this.#pcfError = err;
-        return;
-      }
-      this.#times.commit(n);
-      this.#values.commit(n);
-      this.#offsets.push(this.#total);
-      return;
-    }
-    // A segment boundary: through staging arrays.
+    // Checked and ordered into plain staging arrays, then copied into the columns in one block
+    // copy each: element stores into the columns' resizable buffers are several times slower.
     if (this.#outTimes.length < n) {
       this.#outTimes = this.#dtype === 'float32' ? new Float32Array(this.#ts.length) : new Float64Array(this.#ts.length);
       this.#outValues = this.#dtype === 'float32' ? new Float32Array(this.#ts.length) : new Float64Array(this.#ts.length);
