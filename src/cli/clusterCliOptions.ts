@@ -1,0 +1,30 @@
+/**
+ * The cluster side of the command line: the connection options built from the --nats-* flags, and
+ * the lines a cluster run prints. Only types come from src/cluster, so loading this file does not
+ * load the NATS clients.
+ */
+import type { ClusterOptions, ClusterStatus } from '../cluster/index.js';
+import type { CommandEnv, NatsCliOptions } from './commandOptions.js';
+import { plural } from './wording.js';
+
+/** The connection part of the cluster options, from the --nats-* flags. */
+export function natsConnection(options: NatsCliOptions): Omit<ClusterOptions, 'nats'> {
+  const tls = { ...(options.natsCa && { caFile: options.natsCa }), ...(options.natsCert && { certFile: options.natsCert }), ...(options.natsKey && { keyFile: options.natsKey }) };
+  return {
+    ...(options.natsCreds && { credsFile: options.natsCreds }),
+    ...(options.natsUser && { user: options.natsUser }),
+    ...(options.natsPass && { pass: options.natsPass }),
+    ...(options.natsToken && { token: options.natsToken }),
+    ...(Object.keys(tls).length > 0 && { tls }),
+  };
+}
+
+/** What a cluster run tells the user on stderr: waiting for workers, who joined, each worker's share. */
+export function clusterReporter(env: CommandEnv, quiet: boolean): (status: ClusterStatus) => void {
+  return (status) => {
+    if (quiet) return;
+    if (status.kind === 'waiting') env.io.stderr.write(`pxl: no worker on ${status.url} yet; waiting (start one with: pxl worker --nats ${status.url})\n`);
+    else if (status.kind === 'workers') env.io.stderr.write(`pxl: ${plural(status.workers.length, 'live worker')}${status.workers.length > 0 ? `: ${status.workers.join(', ')}` : ''}\n`);
+    else env.io.stderr.write(`pxl: blocks per worker: ${status.shares.map((s) => `${s.worker} ${s.blocks}`).join(', ') || 'none (all resumed)'}\n`);
+  };
+}

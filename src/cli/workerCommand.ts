@@ -1,0 +1,20 @@
+/** `pxl worker`: loaded only when that command runs, since it brings in the NATS clients. */
+import { runWorker } from '../cluster/index.js';
+import { natsConnection } from './clusterCliOptions.js';
+import type { CommandEnv, WorkerCliOptions } from './commandOptions.js';
+
+/** Runs a worker until the command's signal (SIGTERM, Ctrl-C) aborts; that is a normal end (exit 0). */
+export async function workerCommand(env: CommandEnv, options: WorkerCliOptions): Promise<void> {
+  await runWorker({
+    nats: options.nats,
+    ...natsConnection(options),
+    ...(options.cores !== undefined && { cores: options.cores }),
+    device: options.device,
+    ...(options.id !== undefined && { id: options.id }),
+    signal: env.signal,
+    verbose: options.verbose === true,
+    log: (line) => {
+      if (options.quiet !== true) env.io.stderr.write(`pxl worker: ${line}\n`);
+    },
+  });
+}
