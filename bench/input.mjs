@@ -9,13 +9,15 @@
 // "memory" is peak RSS minus the RSS before loading, over the bytes of the resulting typed arrays
 // (times, values, offsets); the goal is at most 2. Prints one JSON document.
 //   npm run build && node bench/input.mjs      (PXL_BENCH_INPUT_MB=64,1024 to pick sizes; the
-//   first size runs every reader, the others the scanner and npz only)
+//   first size runs every reader, the others the scanner and npz only; PXL_BENCH_INPUT_REPEAT=3
+//   loads each file that many times, alternating the readers, and reports medians: on a shared
+//   machine wall times vary by 2x, so cpuSeconds, the child's user + system time, is given too)
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { printJson, sig } from './lib/stats.mjs';
+import { median, printJson, sig } from './lib/stats.mjs';
 
 const POINTS = 20;
 /** Bytes of JSON per PCF of 20 breakpoints, as random-pcfs prints them (measured). */
@@ -25,6 +27,7 @@ async function child(method, path) {
   const { readPcfFile, pcfSetFromNested } = await import('../dist/index.js');
   const base = process.memoryUsage().rss;
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let set;
   if (method === 'whole-string') {
     const root = JSON.parse(await readFile(path, 'utf8'));
@@ -60,9 +63,11 @@ async function child(method, path) {
     set = await readPcfFile(path);
   }
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
   const dataBytes = set.times.byteLength + set.values.byteLength + set.offsets.byteLength;
   const peak = process.resourceUsage().maxRSS * 1024;
-  process.stdout.write(JSON.stringify({ seconds, count: set.count, dataBytes, peakRss: peak, baseRss: base }));
+  process.stdout.write(JSON.stringify({ seconds, cpuSeconds, count: set.count, dataBytes, peakRss: peak, baseRss: base }));
 }
 
 function measure(method, path) {
@@ -78,8 +83,9 @@ async function main() {
   const { randomPcfs, writePcfNpz } = await import('../dist/index.js');
   const { writePcfsJson } = await import('../dist/cli/output.js');
   const sizes = (process.env.PXL_BENCH_INPUT_MB ?? '64,1024').split(',').map(Number);
+  const repeats = Math.max(1, Number(process.env.PXL_BENCH_INPUT_REPEAT ?? 1));
   const dir = await mkdtemp(join(tmpdir(), 'pxl-bench-input-'));
-  const report = { bench: 'input', date: new Date().toISOString(), node: process.version, points: POINTS, results: [] };
+  const report = { bench: 'input', date: new Date().toISOString(), node: process.version, points: POINTS, repeats, results: [] };
   try {
     for (const [k, mb] of sizes.entries()) {
       const n = Math.round((mb * 2 ** 20) / JSON_BYTES_PER_PCF);
@@ -95,19 +101,31 @@ async function main() {
       const jsonBytes = (await stat(json)).size;
       const npzBytes = (await stat(npz)).size;
       const methods = k === 0 ? ['whole-string', 'streamparser', 'scanner', 'npz'] : ['scanner', 'npz'];
+      const runs = new Map(methods.map((m) => [m, []]));
+      for (let r = 0; r < repeats; r++) {
+        for (const method of methods) runs.get(method).push(measure(method, method === 'npz' ? npz : json));
+      }
       for (const method of methods) {
-        const path = method === 'npz' ? npz : json;
         const fileBytes = method === 'npz' ? npzBytes : jsonBytes;
-        const r = measure(method, path);
-        report.results.push(r.error !== undefined ? { method, pcfs: n, fileMB: sig(fileBytes / 2 ** 20), error: r.error } : {
+        const ok = runs.get(method).filter((r) => r.error === undefined);
+        if (ok.length === 0) {
+          report.results.push({ method, pcfs: n, fileMB: sig(fileBytes / 2 ** 20), error: runs.get(method)[0].error });
+          continue;
+        }
+        const seconds = median(ok.map((r) => r.seconds));
+        const peak = median(ok.map((r) => r.peakRss));
+        report.results.push({
           method,
-          pcfs: r.count,
+          pcfs: ok[0].count,
           fileMB: sig(fileBytes / 2 ** 20),
-          seconds: sig(r.seconds),
-          fileMBPerSecond: sig(fileBytes / 2 ** 20 / r.seconds),
-          dataMB: sig(r.dataBytes / 2 ** 20),
-          peakRssMB: sig(r.peakRss / 2 ** 20),
-          memoryOverData: sig((r.peakRss - r.baseRss) / r.dataBytes),
+          runs: ok.length,
+          seconds: sig(seconds),
+          secondsEach: ok.map((r) => sig(r.seconds)),
+          cpuSeconds: sig(median(ok.map((r) => r.cpuSeconds))),
+          fileMBPerSecond: sig(fileBytes / 2 ** 20 / seconds),
+          dataMB: sig(ok[0].dataBytes / 2 ** 20),
+          peakRssMB: sig(peak / 2 ** 20),
+          memoryOverData: sig(median(ok.map((r) => (r.peakRss - r.baseRss) / r.dataBytes))),
         });
       }
       await rm(json);
