@@ -81,6 +81,8 @@ export { accessOf, isProducer, isConsumer } from './graph/accessMode.js';
 export type { Access, AccessMode, AccessOptions } from './graph/accessMode.js';
 export { split } from './graph/split.js';
 export type { SplitOptions } from './graph/split.js';
+export { checkLaunchShape } from './graph/launchShape.js';
+export type { KernelLaunchShape, CheckedKernelLaunchShape, KernelLaunchDims } from './graph/launchShape.js';
 export { CoherenceTable, HOST_MEMORY, memorySpace } from './graph/coherence.js';
 export type { MemorySpace, MemorySpaceId, MemorySpaceKind, Copy, Holders } from './graph/coherence.js';
 export { formatTaskId, taskLabel, dependencyTasks, formatDependency } from './graph/task.js';

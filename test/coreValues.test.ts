@@ -70,9 +70,13 @@ describe('chunk', () => {
     expect(chunkSubrange(c)).toEqual(subrange([5, 100], [10, 20]));
   });
 
-  it('rejects a chunk that does not fit in its global size, or of another dimensionality', () => {
-    expect(() => chunk([100], [29], [128])).toThrow(new GeometryError('chunk offset (100) range (29) does not fit in its globalSize (128)'));
+  it('rejects a chunk larger than its global size, or of another dimensionality', () => {
+    expect(() => chunk([0, 0], [129, 1], [128, 1])).toThrow(new GeometryError('chunk offset (0,0) range (129,1) is larger than its globalSize (128,1)'));
     expect(() => chunk([0, 0], [1, 1], [4])).toThrow(new GeometryError('chunk offset (0,0) range (1,1) is 2-dimensional but its globalSize (4) is 1-dimensional'));
     expect(chunk([100], [28], [128]).range).toEqual([28]);
+  });
+
+  it('accepts a chunk that ends past its global size, as a kernel launched with an offset has', () => {
+    expect(chunk([100], [29], [128])).toEqual({ kind: 'chunk', offset: [100], range: [29], globalSize: [128] });
   });
 });

@@ -13,6 +13,7 @@ function task(id: number, on: number[] = [], kind: 'true' | 'anti' | 'output' = 
     kind: 'kernel',
     name: `k${id}`,
     range: undefined,
+    launch: undefined,
     chunks: [],
     accesses: [],
     standsFor: [],

@@ -54,6 +54,10 @@ function dimensionTypes(cg: CommandGroup, b1: GraphBuffer<'float32', 1>, b2: Gra
   cg.read(b1, rows);
   // @ts-expect-error a 2-D fixed part over a 1-D buffer
   cg.read(b1, access.fixed(box([0, 0], [2, 2])));
+  // A launch shape's dimensionality is its global size's.
+  cg.parallelFor({ global: [8, 8], offset: [2, 2], local: [4, 4] }, 'k', cg.read(b2, access.oneToOne()));
+  // @ts-expect-error oneToOne() over a 2-D buffer, but the launch shape's global size is 1-D
+  cg.parallelFor({ global: [8], splitConstraint: [2] }, 'k', cg.read(b2, access.oneToOne()));
   // A range of unknown dimensionality is checked at run time only.
   const dynamic: number[] = [8];
   cg.parallelFor(dynamic, 'k', cg.read(b2, access.oneToOne()));

@@ -5,8 +5,10 @@ import type { Range } from './range.js';
 import { checkPair, formatSubrange, type Subrange } from './subrange.js';
 
 /**
- * The part of a kernel's index space that one core or device runs: an offset and extent inside the
- * kernel's `globalSize`. Range mappers receive chunks and turn them into buffer regions.
+ * The part of a kernel's index space that one core or device runs: an offset and extent, and the
+ * kernel's `globalSize`. The offset includes the kernel's offset when it was launched with one (as in
+ * Celerity), so `offset + range` stays within `globalSize` only for kernels without an offset. Range
+ * mappers receive chunks and turn them into buffer regions.
  */
 export interface Chunk<D extends Dims = Dims> {
   readonly kind: 'chunk';
@@ -17,8 +19,8 @@ export interface Chunk<D extends Dims = Dims> {
 
 /**
  * Makes a {@link Chunk}.
- * @throws {GeometryError} when the three tuples differ in length or the chunk does not fit in
- * `globalSize` (offset + range must not exceed it along any dimension).
+ * @throws {GeometryError} when the three tuples differ in length or the chunk's range exceeds
+ * `globalSize` along a dimension.
  * @example chunk([5, 100], [10, 20], [128, 128])
  */
 export function chunk<const T extends CoordsInput>(offset: T, range: CoordsInput, globalSize: CoordsInput): Chunk<DimsOf<T>> {
@@ -29,8 +31,9 @@ export function chunk<const T extends CoordsInput>(offset: T, range: CoordsInput
   if (g.length !== o.length) {
     throw new GeometryError(`chunk ${formatSubrange({ offset: o, range: r })} is ${dimsWord(o.length)} but its globalSize ${formatCoords(g)} is ${dimsWord(g.length)}`);
   }
-  if (o.some((x, d) => x + r[d]! > g[d]!)) {
-    throw new GeometryError(`chunk ${formatSubrange({ offset: o, range: r })} does not fit in its globalSize ${formatCoords(g)}`);
+  // Not offset + range: a kernel launched with an offset has chunks that end past its global size.
+  if (r.some((x, d) => x > g[d]!)) {
+    throw new GeometryError(`chunk ${formatSubrange({ offset: o, range: r })} is larger than its globalSize ${formatCoords(g)}`);
   }
   return Object.freeze({ kind: 'chunk', offset: o, range: r, globalSize: g }) as unknown as Chunk<DimsOf<T>>;
 }

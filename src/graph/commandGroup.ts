@@ -1,4 +1,4 @@
-import type { CoordsInput, Dims, DimsOf } from '../core/dims.js';
+import type { CoordsInput, Dims } from '../core/dims.js';
 import type { DType, TypedArrayOf } from '../core/dtype.js';
 import { ArgumentError, StateError } from '../core/errors.js';
 import { range as makeRange, type Range } from '../core/range.js';
@@ -8,6 +8,7 @@ import type { KernelArg } from '../pxl/arguments.js';
 import { accessOf, type AccessMode, type AccessOptions } from './accessMode.js';
 import { Accessor } from './accessor.js';
 import { GraphBuffer } from './buffer.js';
+import { checkLaunchShape, type CheckedKernelLaunchShape, type KernelLaunchDims, type KernelLaunchShape } from './launchShape.js';
 import type { AnyRangeMapper, ServedKernelDims } from './rangeMapper.js';
 
 /** Largest extent of a kernel range along one dimension: chunk bounds reach kernels as int32. */
@@ -72,7 +73,7 @@ export type HostTaskFn = (host: HostTaskHandle) => void | Promise<void>;
 
 /** What a command group asked for, once its function returned. @internal */
 export type CommandGroupSpec =
-  | { readonly kind: 'kernel'; readonly kernel: string; readonly range: Range; readonly args: readonly GraphKernelArg[]; readonly accessors: readonly Accessor[] }
+  | { readonly kind: 'kernel'; readonly kernel: string; readonly range: Range; readonly launch: CheckedKernelLaunchShape; readonly args: readonly GraphKernelArg[]; readonly accessors: readonly Accessor[] }
   | { readonly kind: 'host'; readonly name: string; readonly range: Range; readonly fn: HostTaskFn; readonly accessors: readonly Accessor[] };
 
 /** The range of a host task without one: a single point, so every mapper that fits a 1-D kernel applies. */
@@ -107,7 +108,7 @@ export class CommandGroup {
   readonly #owner: object;
   readonly #accessors: Accessor[] = [];
   #launch:
-    | { kind: 'kernel'; kernel: string; range: Range; args: readonly GraphKernelArg[] }
+    | { kind: 'kernel'; kernel: string; range: Range; launch: CheckedKernelLaunchShape; args: readonly GraphKernelArg[] }
     | { kind: 'host'; name: string; range: Range; fn: HostTaskFn }
     | undefined;
   #closed = false;
@@ -151,27 +152,35 @@ export class CommandGroup {
 
   /**
    * Runs kernel `kernel` (a chunk kernel of a module loaded into the queue) over the index space
-   * `range`, split into chunks. The kernel receives its chunk, then `args` in order: each accessor
+   * `range`, split into chunks. `range` is the global size, or a {@link KernelLaunchShape} that adds a
+   * kernel offset (chunk offsets then include it), a local size (no chunk cuts a work-group apart)
+   * and a split constraint (every chunk's extent is a multiple of it); see `checkLaunchShape` for
+   * the rules and errors. The kernel receives its chunk, then `args` in order: each accessor
    * as an NDView of its whole buffer, every other argument as `execute()` passes it (numbers,
    * bigints, booleans, plain objects; device pointers and NDArrays are passed through but their
    * accesses are not tracked). At most 8 arguments.
    * @throws {StateError} when called twice or after the submit call; {@link ArgumentError} for an
-   *   accessor of another command group, too many arguments, or an extent above 2^31 - 1;
- *   GeometryError for a bad range.
+   *   accessor of another command group, too many arguments, or an extent (offset included) above
+   *   2^31 - 1; GeometryError for a bad range or launch shape (a local size or split constraint that
+   *   does not divide the global size, a split constraint of 0).
    */
-  parallelFor<const R extends CoordsInput, const A extends readonly GraphKernelArg[]>(range: R, kernel: string, ...args: A & KernelArgsFor<A, DimsOf<R>>): void {
+  parallelFor<const R extends CoordsInput | KernelLaunchShape, const A extends readonly GraphKernelArg[]>(range: R, kernel: string, ...args: A & KernelArgsFor<A, KernelLaunchDims<R>>): void {
     this.#open('parallelFor');
     this.#once('parallelFor');
     if (typeof kernel !== 'string' || kernel === '') throw new ArgumentError(`parallelFor needs the kernel's name as a string, got ${describe(kernel)}`);
-    const r = makeRange(range as readonly number[]);
-    if (r.some((e) => e > MAX_EXTENT)) throw new ArgumentError(`parallelFor ranges reach at most ${MAX_EXTENT} along a dimension (chunk bounds travel as int32), got (${r.join(',')})`);
+    const launch = checkLaunchShape(range as CoordsInput | KernelLaunchShape) as CheckedKernelLaunchShape;
+    const r = launch.global;
+    if (r.some((e, d) => e + launch.offset[d]! > MAX_EXTENT)) {
+      const from = launch.offset.some((o) => o > 0) ? ` from offset (${launch.offset.join(',')})` : '';
+      throw new ArgumentError(`parallelFor ranges reach at most ${MAX_EXTENT} along a dimension (chunk bounds travel as int32), got (${r.join(',')})${from}`);
+    }
     if (args.length > 8) throw new ArgumentError(`parallelFor passes at most 8 arguments to a kernel (the chunk table is the ninth), got ${args.length}: group constants into one plain object`);
     args.forEach((a, i) => {
       if (a instanceof Accessor && a.group !== this) {
         throw new ArgumentError(`argument ${i} of parallelFor is an accessor declared in another command group; declare it with this command group's read, write or readWrite`, i);
       }
     });
-    this.#launch = { kind: 'kernel', kernel, range: r, args: Object.freeze([...args]) };
+    this.#launch = { kind: 'kernel', kernel, range: r, launch, args: Object.freeze([...args]) };
   }
 
   /**

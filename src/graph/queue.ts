@@ -17,6 +17,7 @@ import { copyInitialData, dtypeOfSpec, GraphBuffer, type BufferId, type DTypeOfS
 import { CommandGroup, type CommandGroupSpec } from './commandGroup.js';
 import { Executor, type TaskRun } from './executor.js';
 import { Launcher, type DebugAccessor } from './launcher.js';
+import { launchChunks } from './launchShape.js';
 import { split } from './split.js';
 import { hostTaskRun } from './hostTaskRun.js';
 import { checkBufferOptions, resolveQueueOptions, type BufferOptions, type QueueOptions } from './queueOptions.js';
@@ -195,11 +196,12 @@ export class Queue {
     this.#checkKernel(spec.kernel);
     const kernelArgs = spec.args.map((a): KernelArg => (a instanceof Accessor ? a.buffer.array : a));
     toLaunchArgs(kernelArgs, this.#ctx, 'batch', this.#chunks);
-    const chunks = split(spec.range, this.#chunks);
+    const chunks = launchChunks(spec.launch, this.#chunks);
     const task = this.#graph.add({
       kind: 'kernel',
       name: spec.kernel,
       range: spec.range,
+      launch: spec.launch,
       chunks,
       accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
     });

@@ -4,6 +4,7 @@ import { formatRegion, type Region } from '../core/region.js';
 import { formatAccess, type Access } from './accessMode.js';
 import { formatBufferId, type BufferId } from './buffer.js';
 import type { Copy, MemorySpaceId } from './coherence.js';
+import type { CheckedKernelLaunchShape } from './launchShape.js';
 import { ArgumentError } from '../core/errors.js';
 import { describe } from '../core/validate.js';
 
@@ -88,6 +89,11 @@ export interface TaskRecord {
   readonly name: string;
   /** The kernel's or host task's index space; undefined for fences, inits and horizons. */
   readonly range: Range | undefined;
+  /**
+   * A kernel's launch: its global size (`range`), offset, local size, split constraint and the
+   * granularity its chunks were cut by. Undefined for every other kind of task.
+   */
+  readonly launch: CheckedKernelLaunchShape | undefined;
   /** The chunks the kernel runs as, one launch task each; one chunk of the whole range for a host task; empty for the others. */
   readonly chunks: readonly Chunk[];
   readonly accesses: readonly BufferAccess[];

@@ -8,6 +8,7 @@ import { checkFunction, checkInteger, checkOneOf, checkOptionsObject } from '../
 import { isConsumer, isProducer, type Access } from './accessMode.js';
 import type { BufferId, GraphBuffer } from './buffer.js';
 import { HOST_MEMORY, type MemorySpaceId } from './coherence.js';
+import type { CheckedKernelLaunchShape } from './launchShape.js';
 import { applyRangeMapper, checkRangeMapper, mapperName, type AnyRangeMapper, type RangeMapper } from './rangeMapper.js';
 import { RegionMap } from './regionMap.js';
 import { taskLabel, type BufferAccess, type DataDependency, type Dependency, type GraphWarning, type TaskCopy, type TaskId, type TaskKind, type TaskRecord } from './task.js';
@@ -51,6 +52,8 @@ export interface TaskSpec {
   readonly kind: TaskKind;
   readonly name: string;
   readonly range?: Range;
+  /** A kernel's launch shape; its chunks were cut from it. */
+  readonly launch?: CheckedKernelLaunchShape;
   readonly chunks: readonly Chunk[];
   readonly accesses: readonly AccessSpec[];
 }
@@ -162,6 +165,7 @@ export class TaskGraph {
       kind: 'horizon',
       name: 'horizon',
       range: undefined,
+      launch: undefined,
       chunks: Object.freeze([]),
       accesses: Object.freeze([]),
       dependencies: Object.freeze(dependencies),
@@ -244,6 +248,7 @@ export class TaskGraph {
       kind: spec.kind,
       name: spec.name,
       range: spec.range,
+      launch: spec.launch,
       chunks: Object.freeze([...spec.chunks]),
       accesses: Object.freeze(accesses),
       dependencies: Object.freeze(dependencies),
