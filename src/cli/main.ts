@@ -1,62 +1,10 @@
 /**
- * The `pxl` command line: builds the commander program and runs it in-process. `bin/pxl.js` is a
- * thin wrapper that calls {@link run} with the process's arguments and sets the exit code.
+ * The `pxl` command line, run in-process. `bin/pxl.js` is a thin wrapper that calls {@link run}
+ * with the process's arguments and sets the exit code. `pxl --version` is answered here, before
+ * commander and the commands are loaded, so that it starts about as fast as Node itself.
  */
-import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
-import { removeHeldPartialFilesSync } from '../blocks/partialFiles.js';
-import { addCommands, type CommandEnv } from './commands.js';
-import { type CliIo, ExitCode, reportError } from './terminal.js';
-
-const EPILOG = `
-Input: a JSON file holding an array of PCFs or an object {"pcfs": [...]}; each
-PCF is an array of [t, v] pairs, one of them at t = 0. cdist also takes nested
-arrays of PCFs, which give its inputs a shape ([2, 3], ...).
-
-Output, chosen by the extension of -o:
-  .npy   a NumPy array of float64 or float32 (--dtype), for numpy.load (also
-         with mmap_mode='r'); written block by block, so it may exceed memory
-  .json  nested arrays, one per axis, for small results held in memory
-pdist layouts: square is the n x n matrix with a zero diagonal; condensed is
-scipy's condensed vector: entry (i, j), i < j, at n*i - i*(i+1)/2 + (j - i - 1),
-as scipy.spatial.distance.squareform reads it.
-The output goes to a temporary file that is renamed into place when complete,
-so it is never left partial. Free disk space (or memory, for .json) is checked
-before computing. Ctrl-C or SIGTERM stops the run and removes the temporary
-file (a second one ends at once, still removing it). A run killed hard leaves
-its .npy temporary file and a journal of finished blocks: run the same command
-with --resume to finish it; without --resume they are removed.
-
-Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled.`;
-
-function packageVersion(): string {
-  // ../../package.json from both src/cli/main.ts and dist/cli/main.js.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-}
-
-/**
- * A fresh `pxl` program writing to `env.io`. Commander's errors are thrown (never `process.exit`),
- * printed as `pxl: <message>`; subcommands inherit these settings because they are made first.
- */
-export function buildProgram(env: CommandEnv): Command {
-  const { io } = env;
-  const program = new Command('pxl')
-    .description('Pairwise distances and kernels of piecewise constant functions (PCFs), on every CPU core.')
-    .version(packageVersion(), '-V, --version', 'print the version of pxl')
-    .helpOption('-h, --help', 'show help for the command')
-    .helpCommand('help [command]', 'show help for a command')
-    .exitOverride()
-    .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
-      outputError: (text, write) => write(text.replace(/^error: /, 'pxl: ')),
-    })
-    .showHelpAfterError('(add --help for usage)')
-    .addHelpText('after', EPILOG);
-  addCommands(program, env);
-  return program;
-}
+import type { CliIo } from './terminal.js';
+import { packageVersion } from './version.js';
 
 /**
  * Runs the `pxl` command line with `args` (the arguments after `pxl`, as
@@ -68,48 +16,10 @@ export function buildProgram(env: CommandEnv): Command {
  * @example process.exitCode = await run(['pdist', 'pcfs.json', '-o', 'd.npy']);
  */
 export async function run(args: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
-  const resolved: CliIo = {
-    stdout: io.stdout ?? process.stdout,
-    stderr: io.stderr ?? process.stderr,
-    ...(io.signal === undefined ? {} : { signal: io.signal }),
-    interceptSigint: io.interceptSigint ?? true,
-  };
-  const controller = new AbortController();
-  const forward = (): void => controller.abort(io.signal?.reason);
-  if (io.signal?.aborted === true) forward();
-  else io.signal?.addEventListener('abort', forward, { once: true });
-  // The first Ctrl-C (or SIGTERM) cancels: the operation stops between blocks, no output is
-  // written and the temporary file is removed. A second one does not wait for that: the partial
-  // files are removed synchronously and run() resolves at once (bin/pxl.js then exits).
-  let signals = 0;
-  let settled = false;
-  let forceExit: () => void = () => undefined;
-  const forced = new Promise<number>((resolve) => {
-    forceExit = () => resolve(ExitCode.cancelled);
-  });
-  const onSignal = (name: NodeJS.Signals): void => {
-    if (++signals === 1) controller.abort(new Error(name));
-    else if (signals === 2) {
-      removeHeldPartialFilesSync();
-      forceExit();
-    }
-  };
-  if (resolved.interceptSigint === true) {
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    (io.stdout ?? process.stdout).write(`${packageVersion()}\n`);
+    return 0;
   }
-  try {
-    const parsed = buildProgram({ io: resolved, signal: controller.signal })
-      .parseAsync([...args], { from: 'user' })
-      // After a forced end the command still winds down in the background: it reports nothing.
-      .then(() => ExitCode.ok as number, (error: unknown) => (settled ? ExitCode.cancelled : reportError(error, resolved)));
-    const outcome = await Promise.race([parsed.then((code) => ({ code, forced: false })), forced.then((code) => ({ code, forced: true }))]);
-    if (outcome.forced) resolved.stderr.write('pxl: cancelled\n');
-    return outcome.code;
-  } finally {
-    settled = true;
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    io.signal?.removeEventListener('abort', forward);
-  }
+  const { runProgram } = await import('./program.js');
+  return runProgram(args, io);
 }
