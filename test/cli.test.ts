@@ -60,7 +60,7 @@ const SQUARE = [
 ];
 // scipy's order: (0,1), (0,2), (0,3), (1,2), (1,3), (2,3).
 const CONDENSED = [25, 13, 19, 18, 24, 6];
-const SUMMARY = /^pdist: 4 PCFs, 6 pairs in \d+\.\d\d s \(\d+(\.\d\d [kMGT])? pairs\/s\) -> \S+\n$/;
+const SUMMARY = /^pdist: 4 PCFs, 6 pairs in \d+\.\d\d s \(\d+(\.\d\d [kMGT])? pairs\/s\) -> \S+, computed on \d+ CPU cores?\n$/;
 
 let dir: string;
 const at = (name: string): string => join(dir, name);
@@ -423,7 +423,7 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(bad.stderr).toContain("option '--memory <size>' argument '12X' is invalid. expected a size such as 512M, 2G or 1073741824 (K, M, G, T are powers of 1024).");
     const json = await pxl(['pdist', at('known.json'), '-o', at('d.json'), '--resume']);
     expect(json.code).toBe(2);
-    expect(json.stderr).toBe('pxl: --resume continues a partial .npy output; a .json output is written whole at the end, so there is nothing to resume\n');
+    expect(json.stderr).toBe('pxl: --resume continues a partial .npy output file; a .json output is written whole at the end, so there is nothing to resume\n');
     expect(await written()).toEqual(['d.npy']);
   });
 

@@ -28,7 +28,11 @@ export interface NatsCliOptions {
 /** The options pdist, cdist and l2-kernel share. */
 export interface CommonOptions extends NatsCliOptions {
   output: string;
-  dtype: FloatDType;
+  format?: 'npy' | 'json';
+  /** Undefined: float64 on the CPU, float32 where a GPU takes part. */
+  dtype?: FloatDType;
+  cores?: number;
+  device: 'cpu' | 'gpu' | 'all';
   quiet?: boolean;
   memory: number;
   resume?: boolean;
@@ -58,6 +62,7 @@ export interface RandomOptions {
   points: number;
   seed: number;
   output: string;
+  format?: 'json' | 'npz';
   quiet?: boolean;
 }
 
@@ -68,4 +73,10 @@ export interface WorkerCliOptions extends NatsCliOptions {
   id?: string;
   verbose?: boolean;
   quiet?: boolean;
+}
+
+export interface InfoOptions {
+  cores?: number;
+  device: 'cpu' | 'gpu' | 'all';
+  json?: boolean;
 }

@@ -3,8 +3,9 @@
  * (pairwiseCommand.ts, randomPcfsCommand.ts, workerCommand.ts) when it runs, so `pxl --version`,
  * `pxl --help` and a mistyped option load neither the PCF operations nor the NATS clients.
  */
+import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { CdistCliOptions, CommandEnv, L2KernelOptions, PdistOptions, RandomOptions, WorkerCliOptions } from './commandOptions.js';
+import type { CdistCliOptions, CommandEnv, InfoOptions, L2KernelOptions, PdistOptions, RandomOptions, WorkerCliOptions } from './commandOptions.js';
 import { MATRIX_LAYOUTS } from './layouts.js';
 import { parseSize } from './memorySize.js';
 
@@ -31,12 +32,21 @@ export function integerParser(min: number): (value: string) => number {
   };
 }
 
-const outputOption = (): Option => new Option('-o, --output <file>', 'file to write; the extension picks the format: .npy (written block by block, for any size) or .json (small results)').makeOptionMandatory();
-const dtypeOption = (): Option => new Option('--dtype <dtype>', 'element type of the computation and of OUTPUT (float32 also rounds the input PCFs)').choices(['float32', 'float64']).default('float64');
+const outputOption = (): Option => new Option('-o, --output <file>', 'required: the file to write, or - for standard output. The extension picks the format: .npy (written block by block, for any size) or .json (small results); see --format').makeOptionMandatory();
+const formatOption = (): Option => new Option('--format <format>', 'format of OUTPUT, needed with -o - (standard output, where the result is held in memory and written at the end); default: the extension of -o').choices(['npy', 'json']);
+const dtypeOption = (): Option => new Option('--dtype <dtype>', 'element type of the computation and of OUTPUT, float32 also rounding the input PCFs (default: float64 on the CPU, float32 with --device gpu or all)').choices(['float32', 'float64']);
 const layoutOption = (): Option => new Option('--layout <layout>', 'square: the full n x n matrix; condensed: scipy\'s condensed vector').choices(MATRIX_LAYOUTS).default('square');
 const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance, a number >= 1').default(1).argParser(parseP);
-export const quietOption = (): Option => new Option('-q, --quiet', 'print neither the progress bar nor the summary line');
+/** -q for a command whose only chatter on stderr is `what`; errors are printed whatever it says. */
+export const quietOption = (what: string): Option => new Option('-q, --quiet', `print no ${what} (errors are still printed)`);
+const pairwiseQuiet = (): Option => quietOption('progress bar, summary line or cluster status lines on stderr');
 const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G').default(512 * 2 ** 20, '512M').argParser(parseSize);
+/** --cores N: how many CPU cores compute, one worker thread each. */
+export const coresOption = (description = `CPU cores to compute on, one worker thread each (default: all ${availableParallelism()} of this machine)`): Option =>
+  new Option('--cores <n>', description).argParser(integerParser(1));
+/** --device: where the blocks run, among `choices`. */
+export const deviceOption = (choices: readonly string[], description: string): Option => new Option('--device <device>', description).choices(choices).default('cpu');
+const pairwiseDevice = (): Option => deviceOption(['cpu', 'gpu', 'all'], 'cpu: the CPU cores; gpu: the GPU through WebGPU (float32; needs the optional webgpu package); all: CPU cores and GPU together, each taking the next block when free');
 /** The NATS connection options of the pairwise commands (with --nats) and of `pxl worker`. */
 export const natsOptions = (): Option[] => [
   new Option('--nats-creds <file>', 'NATS credentials file (JWT and NKey seed, as nsc writes it)'),
@@ -62,42 +72,51 @@ function addOptions(command: Command, options: readonly Option[]): Command {
   return command;
 }
 
-/** Adds pdist, cdist, l2-kernel, worker and random-pcfs to `program`. */
+/** Adds pdist, cdist, l2-kernel, worker, random-pcfs and info to `program`. */
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
-    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values)')
+    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads JSON from standard input')
     .addOption(outputOption())
+    .addOption(formatOption())
     .addOption(pOption())
     .addOption(dtypeOption())
     .addOption(layoutOption())
+    .addOption(coresOption())
+    .addOption(pairwiseDevice())
     .addOption(memoryOption())
     .addOption(resumeOption())
-    .addOption(quietOption())
+    .addOption(pairwiseQuiet())
     .action(async (input: string, options: PdistOptions) => (await import('./pairwiseCommand.js')).pdistCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('cdist')
     .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
-    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape)')
-    .argument('<y>', 'PCF file, as X')
+    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape); - reads JSON from standard input')
+    .argument('<y>', 'PCF file, as X (- as both X and Y: X against itself)')
     .addOption(outputOption())
+    .addOption(formatOption())
     .addOption(pOption())
     .addOption(new Option('--op <op>', 'distance: the Lp distance; l2-inner: the L2 inner product').choices(['distance', 'l2-inner']).default('distance'))
     .addOption(dtypeOption())
+    .addOption(coresOption())
+    .addOption(pairwiseDevice())
     .addOption(memoryOption())
     .addOption(resumeOption())
-    .addOption(quietOption())
+    .addOption(pairwiseQuiet())
     .action(async (x: string, y: string, options: Omit<CdistCliOptions, 'pGiven'>, command: Command) => (await import('./pairwiseCommand.js')).cdistCommand(env, x, y, { ...options, pGiven: command.getOptionValueSource('p') === 'cli' })), clusterOptions());
 
   addOptions(program.command('l2-kernel')
     .description('L2 inner products of every pair of PCFs in INPUT, diagonal included: a symmetric kernel matrix')
     .argument('<input>', 'PCF file, .json or .npz, as for pdist')
     .addOption(outputOption())
+    .addOption(formatOption())
     .addOption(dtypeOption())
-    .addOption(new Option('--layout <layout>', 'square: the full n x n matrix (condensed is refused: scipy\'s condensed form has no diagonal)').choices(MATRIX_LAYOUTS).default('square'))
+    .addOption(new Option('--layout <layout>', 'square, the only layout l2-kernel writes: the full n x n matrix (scipy\'s condensed form drops the diagonal, which a kernel matrix needs)').default('square'))
+    .addOption(coresOption())
+    .addOption(pairwiseDevice())
     .addOption(memoryOption())
     .addOption(resumeOption())
-    .addOption(quietOption())
+    .addOption(pairwiseQuiet())
     .action(async (input: string, options: L2KernelOptions) => (await import('./pairwiseCommand.js')).l2KernelCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('worker')
@@ -107,15 +126,23 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(new Option('--device <device>', 'where blocks run').choices(['cpu']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
     .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
-    .addOption(quietOption())
+    .addOption(quietOption('log lines on stderr'))
     .action(async (options: WorkerCliOptions) => (await import('./workerCommand.js')).workerCommand(env, options)), natsOptions());
 
   program.command('random-pcfs')
     .description('Seeded random PCFs as demo data: times in [0, 10), values in [0, 1), the last value 0')
-    .requiredOption('--n <n>', `number of PCFs (n × points at most ${HELP_MAX_SET_BREAKPOINTS}, the most breakpoints a PCF set holds)`, integerParser(0))
-    .requiredOption('--points <m>', 'breakpoints per PCF', integerParser(1))
+    .requiredOption('--n <n>', `required: number of PCFs (n × points at most ${HELP_MAX_SET_BREAKPOINTS}, the most breakpoints a PCF set holds)`, integerParser(0))
+    .requiredOption('--points <m>', 'required: breakpoints per PCF', integerParser(1))
     .addOption(new Option('--seed <s>', 'generator seed; the same seed gives the same PCFs everywhere').default(0).argParser(integerParser(0)))
-    .addOption(new Option('-o, --output <file>', 'file to write: .json as {"pcfs": [...]}, or .npz as np.savez writes offsets, times, values').makeOptionMandatory())
-    .addOption(quietOption())
+    .addOption(new Option('-o, --output <file>', 'required: the file to write, or - for standard output: .json as {"pcfs": [...]}, or .npz as np.savez writes offsets, times, values').makeOptionMandatory())
+    .addOption(new Option('--format <format>', 'format of OUTPUT, needed with -o -; default: the extension of -o').choices(['json', 'npz']))
+    .addOption(quietOption('line on stderr saying what was written'))
     .action(async (options: RandomOptions) => (await import('./randomPcfsCommand.js')).randomPcfsCommand(env, options));
+
+  program.command('info')
+    .description('What pxl runs on here: its version and Node\'s (and webgpu\'s, if installed), the CPU cores a run would use, memory, and (when asked with --device gpu or all) the GPU')
+    .addOption(coresOption('count a CPU Context of this many cores, as --cores makes for pdist, cdist and l2-kernel (default: all of this machine)'))
+    .addOption(deviceOption(['cpu', 'gpu', 'all'], 'cpu: report the CPU cores only; gpu or all: also look for a GPU through WebGPU (this loads Dawn and the drivers); gpu skips the CPU'))
+    .addOption(new Option('--json', 'print one JSON document instead of lines'))
+    .action(async (options: InfoOptions) => (await import('./infoCommand.js')).infoCommand(env, options));
 }

@@ -40,6 +40,26 @@ export function outputFormatOf(path: string, allowed: readonly OutputFormat[] = 
   return format;
 }
 
+/**
+ * The format of OUTPUT: `format` (--format) when given, else the one `path`'s extension names.
+ * `-` (standard output) has no extension, so it needs `format`; a `format` that contradicts a known
+ * extension is refused rather than writing, say, JSON text into a file named .npy.
+ *
+ * @throws UsageError saying which flag to add or change.
+ * @example chooseOutputFormat('-', 'npy') // 'npy'
+ */
+export function chooseOutputFormat(path: string, format: OutputFormat | undefined, allowed: readonly OutputFormat[] = ['npy', 'json']): OutputFormat {
+  if (format === undefined) {
+    if (path === '-') throw new UsageError(`-o - writes to standard output, which has no extension to choose the format by: add --format ${allowed.join(' or --format ')}`);
+    return outputFormatOf(path, allowed);
+  }
+  const named = EXTENSIONS[extname(path).toLowerCase()];
+  if (path !== '-' && named !== undefined && named !== format) {
+    throw new UsageError(`-o ${path} names the .${named} format but --format is ${format}: change the extension or leave out --format`);
+  }
+  return format;
+}
+
 /** Text chunks are flushed to the file once they reach this many characters. */
 const CHUNK_CHARS = 1 << 20;
 
@@ -139,35 +159,40 @@ async function writeJsonArray(path: string, array: OutputArray, sink: FileSink):
  *   OUTPUT is then unchanged.
  */
 export async function writeArray(path: string, format: OutputFormat, array: OutputArray, signal?: AbortSignal): Promise<void> {
-  await writeFileAtomic(path, async (sink) => {
-    if (format === 'npy') await sink.write(encodeNpy(array.data, array.shape));
-    else await writeJsonArray(path, array, sink);
-  }, signal);
+  await writeFileAtomic(path, (sink) => writeArrayTo(sink, path, format, array), signal);
 }
 
 /**
- * Writes PCFs as the JSON document the readers take: `{"pcfs": [...]}`, one PCF of `[t, v]` pairs
- * per line, atomically.
+ * Writes a result to `sink` in `format`, front to back (standard output takes it so).
  *
- * @throws (rejects) as {@link writeArray}.
+ * @param name the file (or stream) named in messages.
  */
-export async function writePcfsJson(path: string, set: PcfSet, signal?: AbortSignal): Promise<void> {
+export async function writeArrayTo(sink: FileSink, name: string, format: OutputFormat, array: OutputArray): Promise<void> {
+  if (format === 'npy') await sink.write(encodeNpy(array.data, array.shape));
+  else await writeJsonArray(name, array, sink);
+}
+
+/**
+ * Writes PCFs to `sink` as the JSON document the readers take: `{"pcfs": [...]}`, one PCF of
+ * `[t, v]` pairs per line.
+ *
+ * @throws (rejects) as the sink does.
+ */
+export async function writePcfsJson(set: PcfSet, sink: FileSink): Promise<void> {
   const format = set.dtype === 'float32' ? float32Text : String;
-  await writeFileAtomic(path, async (sink) => {
-    const text = new ChunkedText(sink);
-    await text.add('{"pcfs": [');
-    for (let i = 0; i < set.count; i++) {
-      await text.add(`${i > 0 ? ',' : ''}\n[`);
-      // A PCF may have more breakpoints than one string can hold as text: add it in runs.
-      const end = set.offsets[i + 1]!;
-      for (let k = set.offsets[i]!; k < end; k += PAIRS_PER_RUN) {
-        const pairs: string[] = [];
-        for (let b = k; b < Math.min(end, k + PAIRS_PER_RUN); b++) pairs.push(`[${format(set.times[b]!)},${format(set.values[b]!)}]`);
-        await text.add(`${k > set.offsets[i]! ? ',' : ''}${pairs.join(',')}`);
-      }
-      await text.add(']');
+  const text = new ChunkedText(sink);
+  await text.add('{"pcfs": [');
+  for (let i = 0; i < set.count; i++) {
+    await text.add(`${i > 0 ? ',' : ''}\n[`);
+    // A PCF may have more breakpoints than one string can hold as text: add it in runs.
+    const end = set.offsets[i + 1]!;
+    for (let k = set.offsets[i]!; k < end; k += PAIRS_PER_RUN) {
+      const pairs: string[] = [];
+      for (let b = k; b < Math.min(end, k + PAIRS_PER_RUN); b++) pairs.push(`[${format(set.times[b]!)},${format(set.values[b]!)}]`);
+      await text.add(`${k > set.offsets[i]! ? ',' : ''}${pairs.join(',')}`);
     }
-    await text.add('\n]}\n');
-    await text.flush();
-  }, signal);
+    await text.add(']');
+  }
+  await text.add('\n]}\n');
+  await text.flush();
 }

@@ -14,31 +14,43 @@ import type { PcfSet } from '../pcf/pcfSet.js';
 import { checkWritable } from './atomicFile.js';
 import { clusterReporter, natsConnection } from './clusterCliOptions.js';
 import type { CdistCliOptions, CommandEnv, CommonOptions, L2KernelOptions, PdistOptions } from './commandOptions.js';
+import { type CliDevices, checkDeviceOptions, dtypeFor, openDevices } from './cliDevices.js';
 import { readPcfInput } from './pcfFiles.js';
 import { scipyCondensed, squareLayout } from './layouts.js';
-import { type OutputArray, type OutputFormat, outputFormatOf, writeArray } from './output.js';
+import { chooseOutputFormat, type OutputArray, type OutputFormat, writeArray, writeArrayTo } from './output.js';
+import { STDIO, STDOUT_NAME, streamSink } from './stdio.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { UsageError } from './terminal.js';
 import { plural } from './wording.js';
 
-/** Fails fast, before reading or computing anything, on an output that cannot be written. */
-async function prepareOutput(output: string, inputs: readonly string[], allowed?: readonly OutputFormat[]): Promise<OutputFormat> {
-  const format = outputFormatOf(output, allowed);
-  if (inputs.some((input) => resolve(input) === resolve(output))) {
-    throw new UsageError(`the output ${output} is also an input; writing it would replace the input, so choose another path`);
+/**
+ * Checks the options against each other and fails fast, before reading or computing anything, on
+ * an output that cannot be written; resolves to the output format and the element type.
+ */
+async function prepare(options: CommonOptions, inputs: readonly string[]): Promise<{ format: OutputFormat; dtype: FloatDType }> {
+  if (options.nats !== undefined && (options.cores !== undefined || options.device !== 'cpu')) {
+    throw new UsageError('--cores and --device choose this machine\'s devices, but with --nats the blocks run on workers: leave them out here and give them to pxl worker');
   }
-  await checkWritable(output);
-  return format;
+  checkDeviceOptions(options.device, options.cores);
+  const dtype = dtypeFor(options.device, options.dtype);
+  const format = chooseOutputFormat(options.output, options.format);
+  if (options.output !== STDIO) {
+    if (inputs.some((input) => input !== STDIO && resolve(input) === resolve(options.output))) {
+      throw new UsageError(`the output ${options.output} is also an input; writing it would replace the input, so choose another path`);
+    }
+    await checkWritable(options.output);
+  }
+  return { format, dtype };
 }
 
 /** The API options every pairwise command passes. */
-interface CallOptions {
+type CallOptions = CliDevices['call'] & {
   dtype: FloatDType;
   signal: AbortSignal;
   memory: number;
   onProgress?: (p: BlockProgress) => void;
   cluster?: ClusterOptions;
-}
+};
 
 interface PairwiseJob<T> {
   readonly command: string;
@@ -55,10 +67,12 @@ interface PairwiseJob<T> {
 
 /**
  * Computes with a progress bar, then prints the summary line. A .npy OUTPUT is written block by
- * block as the blocks finish; a .json one is computed in memory (after checking that it fits, with
- * the copy the layout makes) and then written, atomically either way.
+ * block as the blocks finish; a .json one, and anything written to standard output (which cannot
+ * seek), is computed in memory (after checking that it fits, with the copy the layout or the
+ * encoding makes) and then written: atomically into a file, front to back into standard output.
  */
-async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, job: PairwiseJob<T>): Promise<void> {
+async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, dtype: FloatDType, job: PairwiseJob<T>): Promise<void> {
+  const toStdout = options.output === STDIO;
   if (options.nats !== undefined && format !== 'npy') {
     throw new UsageError('--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy');
   }
@@ -67,14 +81,19 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: O
       if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
     }
   }
-  if (options.resume === true && format !== 'npy') {
-    throw new UsageError('--resume continues a partial .npy output; a .json output is written whole at the end, so there is nothing to resume');
+  if (options.nats !== undefined && toStdout) {
+    throw new UsageError('--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy instead of -o -');
   }
-  if (format === 'json') {
-    const bytes = job.elements * (options.dtype === 'float64' ? 8 : 4);
-    checkMemory(2 * bytes, job.elements, `the ${options.dtype} JSON result of ${job.command} on ${job.inputs}, held in memory to be written as text,`, [
-      { how: `-o ${options.output.replace(/\.json$/i, '.npy')} (written block by block, never whole in memory)` },
-      ...(options.dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
+  if (options.resume === true && (format !== 'npy' || toStdout)) {
+    throw new UsageError(`--resume continues a partial .npy output file; ${toStdout ? 'standard output' : 'a .json output'} is written whole at the end, so there is nothing to resume`);
+  }
+  const inMemory = format === 'json' || toStdout;
+  if (inMemory) {
+    const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
+    const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
+    checkMemory(2 * bytes, job.elements, `the ${dtype} result of ${job.command} on ${job.inputs}, held in memory ${held},`, [
+      { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)` },
+      ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
     ]);
   }
   const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
@@ -86,27 +105,39 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: O
     ...(options.replicas !== undefined && { replicas: options.replicas }),
     onStatus: clusterReporter(env, options.quiet === true),
   };
-  const call: CallOptions = { dtype: options.dtype, signal: env.signal, memory: options.memory, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };
+  const devices: CliDevices | undefined = cluster === undefined ? await openDevices(options.device, options.cores) : undefined;
+  const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };
   let result: T | undefined;
   try {
-    if (format === 'npy') await job.toFile({ ...call, out: options.output, resume: options.resume === true });
+    if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
     else result = await job.compute(call);
   } finally {
     bar.stop();
+    await devices?.dispose();
   }
   const seconds = (performance.now() - started) / 1000;
-  if (result !== undefined) await writeArray(options.output, format, job.arrange(result), env.signal);
-  if (options.quiet !== true) {
-    env.io.stderr.write(`${formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: options.output })}\n`);
+  if (result !== undefined) {
+    const array = job.arrange(result);
+    if (toStdout) await writeArrayTo(streamSink(env.io.stdout, env.signal), STDOUT_NAME, format, array);
+    else await writeArray(options.output, format, array, env.signal);
   }
+  if (options.quiet !== true) {
+    const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
+    env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}\n`);
+  }
+}
+
+/** What an input named - reads. */
+function stdinOf(env: CommandEnv): AsyncIterable<Uint8Array> {
+  return env.io.stdin ?? process.stdin;
 }
 
 /** `pxl pdist INPUT -o OUTPUT`. */
 export async function pdistCommand(env: CommandEnv, input: string, options: PdistOptions): Promise<void> {
-  const format = await prepareOutput(options.output, [input]);
-  const set = await readPcfInput(input, options.dtype);
+  const { format, dtype } = await prepare(options, [input]);
+  const set = await readPcfInput(input, dtype, stdinOf(env));
   const n = set.count;
-  await runPairwise(env, options, format, {
+  await runPairwise(env, options, format, dtype, {
     command: 'pdist',
     inputs: plural(n, 'PCF'),
     pairs: (n * (n - 1)) / 2,
@@ -122,10 +153,10 @@ export async function l2KernelCommand(env: CommandEnv, input: string, options: L
   if (options.layout !== 'square') {
     throw new UsageError('l2-kernel writes only --layout square: scipy\'s condensed form drops the diagonal, which a kernel matrix needs');
   }
-  const format = await prepareOutput(options.output, [input]);
-  const set = await readPcfInput(input, options.dtype);
+  const { format, dtype } = await prepare(options, [input]);
+  const set = await readPcfInput(input, dtype, stdinOf(env));
   const n = set.count;
-  await runPairwise(env, options, format, {
+  await runPairwise(env, options, format, dtype, {
     command: 'l2-kernel',
     inputs: plural(n, 'PCF'),
     pairs: (n * (n + 1)) / 2,
@@ -141,12 +172,13 @@ export async function cdistCommand(env: CommandEnv, x: string, y: string, option
   if (options.op === 'l2-inner' && options.pGiven) {
     throw new UsageError('--p is the exponent of --op distance; it cannot be combined with --op l2-inner');
   }
-  const format = await prepareOutput(options.output, [x, y]);
-  const xs = await readPcfInput(x, options.dtype);
-  const ys: PcfSet = resolve(x) === resolve(y) ? xs : await readPcfInput(y, options.dtype);
+  const { format, dtype } = await prepare(options, [x, y]);
+  // - as both X and Y is one standard input, read once: X against itself, as for one file.
+  const xs = await readPcfInput(x, dtype, stdinOf(env));
+  const ys: PcfSet = x === y || (x !== STDIO && y !== STDIO && resolve(x) === resolve(y)) ? xs : await readPcfInput(y, dtype, stdinOf(env));
   // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
   const op = options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p };
-  await runPairwise(env, options, format, {
+  await runPairwise(env, options, format, dtype, {
     command: 'cdist',
     inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
     pairs: xs.count * ys.count,

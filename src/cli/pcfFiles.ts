@@ -1,16 +1,20 @@
 /**
  * PCF files the commands read (pdist, cdist, l2-kernel inputs) and write (random-pcfs), the format
  * chosen by the extension: `.json` (read as a stream) or `.npz` (NumPy's `np.savez` layout:
- * `offsets`, `times`, `values`).
+ * `offsets`, `times`, `values`). `-` reads a JSON document from standard input.
  */
 import { extname } from 'node:path';
 import type { PcfDtype } from '../pcf/pcf.js';
+import { InputFormatError } from '../core/errors.js';
 import { readPcfFile } from '../pcf/io.js';
+import { JsonScanner } from '../pcf/jsonScanner.js';
+import { PcfJsonCollector } from '../pcf/pcfJsonCollector.js';
 import { writePcfNpz } from '../pcf/npzWriter.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
-import { writeFileAtomic } from './atomicFile.js';
+import { type FileSink, writeFileAtomic } from './atomicFile.js';
 import { writePcfsJson } from './output.js';
-import { UsageError } from './terminal.js';
+import { STDIN_NAME, STDIO, streamSink } from './stdio.js';
+import { type CliStream, UsageError } from './terminal.js';
 
 /** A format of PCF files. */
 export type PcfFileFormat = 'json' | 'npz';
@@ -35,21 +39,61 @@ export function pcfFileFormat(path: string, role: 'read' | 'write'): PcfFileForm
 }
 
 /**
- * Reads the PCFs of a command's input file: `.json` or `.npz`.
+ * The PCF format random-pcfs writes: `format` (--format) when given, else the one `path`'s
+ * extension names; `-` (standard output) needs `format`, and a contradicting extension is refused.
  *
- * @throws UsageError for another extension; InputFormatError naming the file for what is wrong in it.
+ * @throws UsageError saying which flag to add or change.
  */
-export async function readPcfInput(path: string, dtype: PcfDtype): Promise<PcfSet> {
+export function choosePcfOutputFormat(path: string, format: PcfFileFormat | undefined): PcfFileFormat {
+  if (format === undefined) {
+    if (path === STDIO) throw new UsageError('-o - writes to standard output, which has no extension to choose the format by: add --format json or --format npz');
+    return pcfFileFormat(path, 'write');
+  }
+  const named = FORMATS[extname(path).toLowerCase()];
+  if (path !== STDIO && named !== undefined && named !== format) {
+    throw new UsageError(`-o ${path} names the .${named} format but --format is ${format}: change the extension or leave out --format`);
+  }
+  return format;
+}
+
+/**
+ * Reads the PCFs of a command's input file: `.json` or `.npz`, or for `-` a JSON document from
+ * `stdin` (an .npz archive is read by random access, so it needs a file).
+ *
+ * @throws UsageError for another extension; InputFormatError naming the file (or standard input)
+ *   for what is wrong in it.
+ */
+export async function readPcfInput(path: string, dtype: PcfDtype, stdin: AsyncIterable<Uint8Array>): Promise<PcfSet> {
+  if (path === STDIO) return readPcfJsonStream(stdin, dtype, STDIN_NAME);
   pcfFileFormat(path, 'read');
   return readPcfFile(path, { dtype });
 }
 
+/** A JSON document of PCFs from a byte stream, scanned chunk by chunk as it arrives (a UTF-8 byte-order mark is skipped). */
+async function readPcfJsonStream(stream: AsyncIterable<Uint8Array>, dtype: PcfDtype, name: string): Promise<PcfSet> {
+  const collector = new PcfJsonCollector(dtype, false);
+  const scanner = new JsonScanner(collector);
+  const syntax = (err: unknown): never => {
+    if (err instanceof SyntaxError) throw new InputFormatError(`invalid JSON: ${err.message}`, name, { cause: err });
+    throw err;
+  };
+  try {
+    for await (const chunk of stream) scanner.push(chunk);
+    scanner.end();
+  } catch (err) {
+    syntax(err);
+  }
+  return collector.finish(name);
+}
+
 /**
- * Writes `set` to `path` atomically, as `.json` (`{"pcfs": [...]}`) or `.npz` by its extension.
+ * Writes `set` to `path` atomically, as `.json` (`{"pcfs": [...]}`) or `.npz` by its extension or
+ * `format`; for `-`, to `stdout` in `format`.
  *
  * @throws (rejects) UsageError for another extension; as `writeFileAtomic` otherwise.
  */
-export async function writePcfOutput(path: string, set: PcfSet, signal?: AbortSignal): Promise<void> {
-  if (pcfFileFormat(path, 'write') === 'json') return writePcfsJson(path, set, signal);
-  await writeFileAtomic(path, (sink) => writePcfNpz(set, (chunk) => sink.write(chunk)), signal);
+export async function writePcfOutput(path: string, format: PcfFileFormat, set: PcfSet, stdout: CliStream, signal?: AbortSignal): Promise<void> {
+  const produce = format === 'json' ? (sink: FileSink) => writePcfsJson(set, sink) : (sink: FileSink) => writePcfNpz(set, (chunk) => sink.write(chunk));
+  if (path === STDIO) await produce(streamSink(stdout, signal));
+  else await writeFileAtomic(path, produce, signal);
 }

@@ -5,7 +5,8 @@ import { MAX_SET_BREAKPOINTS } from '../pcf/pcfSet.js';
 import { randomPcfs } from '../pcf/random.js';
 import { checkWritable } from './atomicFile.js';
 import type { CommandEnv, RandomOptions } from './commandOptions.js';
-import { pcfFileFormat, writePcfOutput } from './pcfFiles.js';
+import { choosePcfOutputFormat, writePcfOutput } from './pcfFiles.js';
+import { STDIO, STDOUT_NAME } from './stdio.js';
 import { UsageError } from './terminal.js';
 import { plural } from './wording.js';
 
@@ -20,11 +21,11 @@ export async function randomPcfsCommand(env: CommandEnv, options: RandomOptions)
   if (bytes > totalmem()) {
     throw new OutOfMemoryError(bytes, totalmem(), `--n ${options.n} --points ${options.points} need ${bytes} bytes of memory, more than this machine's ${totalmem()}; lower --n or --points`);
   }
-  pcfFileFormat(options.output, 'write');
-  await checkWritable(options.output);
+  const format = choosePcfOutputFormat(options.output, options.format);
+  if (options.output !== STDIO) await checkWritable(options.output);
   const set = randomPcfs({ n: options.n, points: options.points, seed: options.seed, dtype: 'float64' });
-  await writePcfOutput(options.output, set, env.signal);
+  await writePcfOutput(options.output, format, set, env.io.stdout, env.signal);
   if (options.quiet !== true) {
-    env.io.stderr.write(`random-pcfs: ${plural(set.count, 'PCF')} of ${plural(options.points, 'breakpoint')} (seed ${options.seed}) -> ${options.output}\n`);
+    env.io.stderr.write(`random-pcfs: ${plural(set.count, 'PCF')} of ${plural(options.points, 'breakpoint')} (seed ${options.seed}) -> ${options.output === STDIO ? STDOUT_NAME : options.output}\n`);
   }
 }

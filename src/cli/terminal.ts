@@ -7,7 +7,8 @@ import { CancelledError, OptionError, PxlError } from '../core/errors.js';
 
 /** A text stream the CLI writes to; `process.stdout` and `process.stderr` qualify. */
 export interface CliStream {
-  write(text: string): unknown;
+  /** Text, or the bytes of a result written with `-o -`. */
+  write(chunk: string | Uint8Array): unknown;
   /** True on a terminal: only then is a progress bar drawn. */
   readonly isTTY?: boolean;
   /** Terminal width, for the progress bar. */
@@ -16,10 +17,12 @@ export interface CliStream {
 
 /** Streams and cancellation for one {@link run} of the CLI. */
 export interface CliIo {
-  /** Help and version text. Default `process.stdout`. */
+  /** Help, version and `pxl info` text, and a result written with `-o -`. Default `process.stdout`. */
   readonly stdout: CliStream;
   /** Progress bar, summary and error messages. Default `process.stderr`. */
   readonly stderr: CliStream;
+  /** What an input named `-` reads. Default `process.stdin`. */
+  readonly stdin?: AsyncIterable<Uint8Array>;
   /** Aborting it cancels the running command as Ctrl-C does. Default: none. */
   readonly signal?: AbortSignal;
   /**

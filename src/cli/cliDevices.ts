@@ -1,0 +1,62 @@
+/**
+ * The devices a pairwise command runs on, from --cores and --device: the CPU cores of this machine
+ * (all of them, or --cores N of them, one worker thread each), the GPU (WebGPU, float32), or both
+ * pulling blocks from one queue. A Context opened here is destroyed when the command ends.
+ */
+import { availableParallelism } from 'node:os';
+import type { FloatDType } from '../blocks/floatArray.js';
+import type { PairwiseOptions } from '../pcf/operations.js';
+import { type Context, createContext } from '../pxl/context.js';
+import { UsageError } from './terminal.js';
+import { plural } from './wording.js';
+
+/** What --device accepts on the pairwise commands. */
+export type CliDevice = 'cpu' | 'gpu' | 'all';
+
+/** The devices chosen, as pairwise options, with a phrase for the summary line. */
+export interface CliDevices {
+  readonly call: Pick<PairwiseOptions, 'context' | 'device' | 'devices'>;
+  /** E.g. "2 CPU cores", "the GPU", "2 CPU cores and the GPU". */
+  readonly description: string;
+  /** Destroys the Context opened for --cores. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The element type of a run on `device`: --dtype when given; else float32 where a GPU takes part
+ * (it computes in float32 only) and float64 on the CPU cores.
+ *
+ * @throws UsageError for --dtype float64 with a GPU.
+ */
+export function dtypeFor(device: CliDevice, dtype: FloatDType | undefined): FloatDType {
+  if (device === 'cpu') return dtype ?? 'float64';
+  if (dtype === 'float64') throw new UsageError(`--device ${device} computes in float32 (WebGPU has no float64): leave out --dtype float64, or use --device cpu`);
+  return 'float32';
+}
+
+/**
+ * Checks --cores against --device before anything is read.
+ *
+ * @throws UsageError for --cores with --device gpu, where no CPU core computes.
+ */
+export function checkDeviceOptions(device: CliDevice, cores: number | undefined): void {
+  if (device === 'gpu' && cores !== undefined) throw new UsageError('--cores counts the CPU cores that compute, and --device gpu uses none: leave out --cores, or use --device all');
+}
+
+/** Opens the devices: a CPU Context of `cores` one-core Subs when --cores is given, else the defaults of pdist/cdist/l2Kernel. */
+export async function openDevices(device: CliDevice, cores: number | undefined): Promise<CliDevices> {
+  checkDeviceOptions(device, cores);
+  const cpuCores = cores ?? availableParallelism();
+  let context: Context | undefined;
+  if (cores !== undefined) context = await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
+  const cpu = context ?? 'cpu';
+  const call: CliDevices['call'] = device === 'gpu' ? { device: 'gpu' } : device === 'all' ? { devices: [cpu, 'gpu'] } : context === undefined ? {} : { context };
+  const cpuText = plural(cpuCores, 'CPU core');
+  return {
+    call,
+    description: device === 'gpu' ? 'the GPU' : device === 'all' ? `${cpuText} and the GPU` : cpuText,
+    dispose: async () => {
+      await context?.destroy();
+    },
+  };
+}
