@@ -72,11 +72,11 @@ describe('regions and boxes refuse what is not an index set', () => {
     ['contains(box, null)', () => contains(B1, null as never), new GeometryError(`contains: b (a set or a point) ${SET}, got null`)],
     ['contains(box, a fractional point)', () => contains(B1, [1.5] as never), new GeometryError('contains: point b[0] must be a non-negative integer, got 1.5')],
     ['formatRegion(box)', () => formatRegion(B1 as never), new GeometryError('formatRegion: r must be a region (from region() or regionOf()), got a box; for a box, subrange or chunk pass regionOf(x)')],
-    ['new CoherenceTable(null)', () => new CoherenceTable(null as never), new GeometryError('CoherenceTable bufferRange must be an array of 1 to 3 coordinates, got null')],
+    ['new CoherenceTable(null)', () => new CoherenceTable(null as never), new GeometryError('CoherenceTable bufferRange must be an array of 0 to 3 coordinates, got null')],
     ['CoherenceTable.holders(null)', () => new CoherenceTable(R1).holders(null as never), new GeometryError(`CoherenceTable.holders: region ${SET}, got null`)],
     ["CoherenceTable.copiesFor('gpu', box)", () => new CoherenceTable(R1).copiesFor('gpu' as never, B1), new OptionError("CoherenceTable.copiesFor space (a memory space id) must be an integer in [0, 9007199254740991], got 'gpu'")],
     ['CoherenceTable.applyCopies([null])', () => new CoherenceTable(R1).applyCopies([null] as never), new GeometryError(`CoherenceTable.applyCopies: the region of copies[0] ${SET}, got undefined`)],
-    ['emptyRegion(4)', () => emptyRegion(4 as never), new GeometryError('emptyRegion dims must be 1, 2 or 3, got 4')],
+    ['emptyRegion(4)', () => emptyRegion(4 as never), new GeometryError('emptyRegion dims must be 0, 1, 2 or 3, got 4')],
     ['CoherenceTable.applyCopies(null)', () => new CoherenceTable(R1).applyCopies(null as never), new OptionError('CoherenceTable.applyCopies: copies must be an array of copies (from copiesFor), got null')],
   ]);
 });
@@ -89,7 +89,7 @@ describe('range mappers, access modes and split refuse bad input', () => {
     ['defineRangeMapper without a mapper function', () => defineRangeMapper('rows', f, undefined as never), new ArgumentError('defineRangeMapper: fn must be the mapper function (chunk, bufferRange) => subrange, box or region, got undefined')],
     ['applyRangeMapper(5, ...)', () => applyRangeMapper(5 as never, C1, R1), new ArgumentError('applyRangeMapper: mapper must be a range mapper such as access.oneToOne(), got 5')],
     ['applyRangeMapper with a subrange for a chunk', () => applyRangeMapper(access.oneToOne(), [0] as never, R1), new GeometryError('applyRangeMapper: chunk must be a chunk (from chunk() or split()), got an array of length 1')],
-    ['applyRangeMapper without a buffer range', () => applyRangeMapper(access.oneToOne() as never, C1, null as never), new GeometryError("applyRangeMapper: bufferRange must be the buffer's extent, 1 to 3 sizes (from range()), got null")],
+    ['applyRangeMapper without a buffer range', () => applyRangeMapper(access.oneToOne() as never, C1, null as never), new GeometryError("applyRangeMapper: bufferRange must be the buffer's extent, 0 to 3 sizes (from range()), got null")],
     ['clampedBox with a max of another dimensionality', () => clampedBox([0], [1, 2], R1), new GeometryError('clampedBox: max must be an array of 1 integers, one per dimension of the 1-dimensional buffer, got an array of length 2')],
     ['clampedBox with NaN', () => clampedBox([NaN], [2], R1), new GeometryError('clampedBox: min[0] must be an integer (it may lie outside the buffer), got NaN')],
     ['access.fixed(null)', () => access.fixed(null as never), new GeometryError(`access.fixed: part ${SET}, got null`)],
@@ -98,7 +98,7 @@ describe('range mappers, access modes and split refuse bad input', () => {
     ['accessOf with noinit', () => accessOf('write', { noinit: true } as never), new OptionError("access options has no option 'noinit'; did you mean 'noInit'? Valid options: 'noInit'")],
     ["accessOf with noInit: 'yes'", () => accessOf('write', { noInit: 'yes' } as never), new OptionError("noInit must be true or false, got 'yes'")],
     ['isProducer(null)', () => isProducer(null as never), new OptionError("isProducer: a must be an Access (from accessOf('read'), accessOf('write', { noInit: true }), ...), got null")],
-    ['split(null, 2)', () => split(null as never, 2), new GeometryError('split globalRange must be an array of 1 to 3 coordinates, got null')],
+    ['split(null, 2)', () => split(null as never, 2), new GeometryError('split globalRange must be an array of 0 to 3 coordinates, got null')],
     ['split with options null', () => split(R1, 2, null as never), new OptionError('split options must be an object of options (or left out), got null')],
     ['split with { gran }', () => split(R1, 2, { gran: 2 } as never), new OptionError("split options has no option 'gran'; did you mean 'granularity'? Valid options: 'granularity', 'axes'")],
     ["formatTaskId('x')", () => formatTaskId('x' as never), new ArgumentError("formatTaskId: id must be a task id (a TaskRecord's id, an integer >= 0), got 'x'")],
@@ -148,7 +148,7 @@ describe('queues, buffers and command groups refuse bad input', () => {
   });
 
   it.each<[string, () => unknown, Error]>([
-    ['buffer(Float64Array, 4)', () => q.buffer(Float64Array, 4 as never), new GeometryError('buffer shape must be an array of 1 to 3 coordinates, got 4')],
+    ['buffer(Float64Array, 4)', () => q.buffer(Float64Array, 4 as never), new GeometryError('buffer shape must be an array of 0 to 3 coordinates, got 4')],
     ['buffer options null', () => q.buffer(Float64Array, [4], null as never), new OptionError('buffer options must be an object of options (or left out), got null')],
     ['buffer option nme', () => q.buffer(Float64Array, [4], { nme: 'a' } as never), new OptionError("buffer options has no option 'nme'; did you mean 'name'? Valid options: 'init', 'name'")],
     ['buffer name 5', () => q.buffer(Float64Array, [4], { name: 5 } as never), new OptionError('buffer option name must be a string, got 5')],

@@ -24,8 +24,8 @@ describe('range', () => {
   it('rejects negative, fractional, missing and surplus extents with the offending entry', () => {
     expect(() => range([4, -1])).toThrow(new GeometryError('range[1] must be a non-negative integer, got -1'));
     expect(() => range([1.5])).toThrow(new GeometryError('range[0] must be a non-negative integer, got 1.5'));
-    expect(() => range([])).toThrow(new GeometryError('range must be an array of 1 to 3 coordinates, got an array of length 0'));
-    expect(() => range([1, 2, 3, 4])).toThrow(new GeometryError('range must be an array of 1 to 3 coordinates, got an array of length 4'));
+    expect(() => range([1, 2, 3, 4])).toThrow(new GeometryError('range must be an array of 0 to 3 coordinates, got an array of length 4'));
+    expect(() => range('4' as never)).toThrow(new GeometryError("range must be an array of 0 to 3 coordinates, got '4'"));
   });
 
   it('is not interchangeable with a point at the type level', () => {

@@ -68,7 +68,7 @@ describe('checkLaunchShape', () => {
     );
     expect(() => checkLaunchShape({ global: [8], local: [2, 2] })).toThrow(/^launch shape local \(2,2\) is 2-dimensional/);
     expect(() => checkLaunchShape({ global: [8], offset: [-1] })).toThrow(new GeometryError('launch shape offset[0] must be a non-negative integer, got -1'));
-    expect(() => checkLaunchShape({ global: [] })).toThrow(GeometryError);
+    expect(() => checkLaunchShape({ global: [1, 2, 3, 4] })).toThrow(new GeometryError('launch shape global must be an array of 0 to 3 coordinates, got an array of length 4'));
     expect(() => checkLaunchShape({ global: [8], localSize: [2] } as never)).toThrow(OptionError);
     expect(() => checkLaunchShape({ global: [8], localSize: [2] } as never)).toThrow(/has no option 'localSize'; did you mean 'local'\?/);
   });

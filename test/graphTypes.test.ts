@@ -8,6 +8,7 @@ function bufferTypes(q: Queue): void {
   expectTypeOf(q.buffer(Float32Array, [4, 4])).toEqualTypeOf<GraphBuffer<'float32', 2>>();
   expectTypeOf(q.buffer('int32', [8])).toEqualTypeOf<GraphBuffer<'int32', 1>>();
   expectTypeOf(q.buffer(BigInt64Array, [2, 2, 2])).toEqualTypeOf<GraphBuffer<'bigint64', 3>>();
+  expectTypeOf(q.buffer(Float64Array, [])).toEqualTypeOf<GraphBuffer<'float64', 0>>();
   expectTypeOf(q.fence(q.buffer(Float64Array, [3]))).resolves.toEqualTypeOf<Float64Array<ArrayBufferLike>>();
   // @ts-expect-error a Uint8ClampedArray is not an element type of device memory
   q.buffer(Uint8ClampedArray, [4]);
@@ -32,7 +33,7 @@ function accessorTypes(cg: CommandGroup, b: GraphBuffer<'float32', 2>): void {
 }
 
 /** Range mappers whose dimensionalities do not fit the kernel or buffer do not type-check. */
-function dimensionTypes(cg: CommandGroup, b1: GraphBuffer<'float32', 1>, b2: GraphBuffer<'float32', 2>, b3: GraphBuffer<'float32', 3>): void {
+function dimensionTypes(cg: CommandGroup, scalar: GraphBuffer<'float32', 0>, b1: GraphBuffer<'float32', 1>, b2: GraphBuffer<'float32', 2>, b3: GraphBuffer<'float32', 3>): void {
   // Fits: a 2-D kernel, oneToOne and a 5-point neighbourhood over 2-D buffers, all() anywhere.
   cg.parallelFor([8, 8], 'k', cg.read(b2, access.neighborhood([1, 1])), cg.write(b2, access.oneToOne()), cg.read(b3, access.all()));
   // evenSplit serves a 1-D kernel over a buffer of any dimensionality; fixed(...) any kernel.
@@ -54,6 +55,13 @@ function dimensionTypes(cg: CommandGroup, b1: GraphBuffer<'float32', 1>, b2: Gra
   cg.read(b1, rows);
   // @ts-expect-error a 2-D fixed part over a 1-D buffer
   cg.read(b1, access.fixed(box([0, 0], [2, 2])));
+  // A 0-dimensional buffer: oneToOne() serves a 0-dimensional kernel, all() and fixed() any kernel.
+  cg.parallelFor([], 'k', cg.readWrite(scalar, access.oneToOne()));
+  cg.parallelFor([8, 8], 'k', cg.read(scalar, access.all()), cg.read(scalar, access.fixed(box([], []))));
+  // @ts-expect-error oneToOne() over a 0-D buffer serves a 0-D kernel, not a 1-D one
+  cg.parallelFor([8], 'k', cg.read(scalar, access.oneToOne()));
+  // @ts-expect-error a 1-D neighbourhood serves no kernel over a 0-D buffer
+  cg.read(scalar, access.neighborhood([1]));
   // A launch shape's dimensionality is its global size's.
   cg.parallelFor({ global: [8, 8], offset: [2, 2], local: [4, 4] }, 'k', cg.read(b2, access.oneToOne()));
   // @ts-expect-error oneToOne() over a 2-D buffer, but the launch shape's global size is 1-D

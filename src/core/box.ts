@@ -1,16 +1,19 @@
 import { checkCoords, checkSameDims, formatCoords, type CoordsInput, type Dims, type DimsOf } from './dims.js';
+import { GeometryError } from './errors.js';
 import type { Id } from './id.js';
 import type { Range } from './range.js';
 import { checkPair, type Subrange } from './subrange.js';
 import type { Chunk } from './chunk.js';
 
 /**
- * A half-open box `[min, max)` of a 1-3 dimensional index space: the points `p` with
+ * A half-open box `[min, max)` of a 0-3 dimensional index space: the points `p` with
  * `min[d] <= p[d] < max[d]` along every dimension `d`.
  *
  * Normal form: a box that holds no point (some `max[d] <= min[d]`) is always the one canonical empty
  * box of its dimensionality, `min = max = (0,…,0)`, and the same object. So two boxes hold the same
- * points exactly when their fields are equal.
+ * points exactly when their fields are equal. A 0-dimensional box has no bounds to be empty by: it
+ * is always the one point `()`, `min = max = ()`, and the same object; an empty 0-dimensional set is
+ * the empty region, `emptyRegion(0)`.
  */
 export interface Box<D extends Dims = Dims> {
   readonly kind: 'box';
@@ -24,8 +27,15 @@ const EMPTY: readonly Box[] = ([1, 2, 3] as const).map((dims) => {
   return Object.freeze({ kind: 'box', dims, min: zero, max: zero }) as unknown as Box;
 });
 
-/** The canonical empty box of a dimensionality (always the same object). */
+/** The one 0-dimensional box: the single point of a 0-dimensional space. */
+const POINT = Object.freeze({ kind: 'box', dims: 0, min: Object.freeze([]), max: Object.freeze([]) }) as unknown as Box<0>;
+
+/**
+ * The canonical empty box of a dimensionality (always the same object).
+ * @throws {GeometryError} for 0 dimensions: a 0-dimensional box always holds its one point.
+ */
 export function emptyBox<D extends Dims>(dims: D): Box<D> {
+  if (dims === 0) throw new GeometryError('there is no empty 0-dimensional box: a 0-dimensional box always holds its one point; use emptyRegion(0) for an empty 0-dimensional set');
   return EMPTY[dims - 1] as Box<D>;
 }
 
@@ -44,6 +54,7 @@ export function box<const T extends CoordsInput>(min: T, max: CoordsInput): Box<
 /** @internal Makes a box from trusted non-negative integer bounds, in normal form. */
 export function boxFromBounds(min: readonly number[], max: readonly number[]): Box {
   const dims = min.length as Dims;
+  if (dims === 0) return POINT;
   if (min.some((lo, d) => max[d]! <= lo)) return emptyBox(dims);
   return Object.freeze({ kind: 'box', dims, min: Object.freeze([...min]), max: Object.freeze([...max]) }) as unknown as Box;
 }
@@ -67,11 +78,12 @@ export function boxOfRange<D extends Dims>(r: Range<D>): Box<D> {
 
 /** Whether the box holds no point. */
 export function boxIsEmpty(b: Box): boolean {
-  // In normal form a non-empty box has max[d] > min[d] >= 0, so max[0] is 0 only for the empty box.
+  // In normal form a non-empty box has max[d] > min[d] >= 0, so max[0] is 0 only for the empty box;
+  // a 0-dimensional box has no max[0] and is never empty.
   return b.max[0] === 0;
 }
 
-/** Number of points in the box. */
+/** Number of points in the box: 1 for a 0-dimensional one. */
 export function boxArea(b: Box): number {
   return (b.min as readonly number[]).reduce((p, lo, d) => p * (b.max[d]! - lo), 1);
 }

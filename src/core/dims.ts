@@ -2,13 +2,16 @@ import { GeometryError } from './errors.js';
 import { describe } from './validate.js';
 
 /**
- * Dimensionality of kernels, buffers and the geometry between them: pxl works in one, two or three
- * dimensions, like SYCL and Celerity. Dimension 0 is the slowest-varying (row-major).
+ * Dimensionality of kernels, buffers and the geometry between them: pxl works in zero to three
+ * dimensions, like Celerity. A 0-dimensional index space has exactly one point, the empty tuple `()`:
+ * a scalar buffer, a single-item kernel. Dimension 0 is the slowest-varying (row-major).
  */
-export type Dims = 1 | 2 | 3;
+export type Dims = 0 | 1 | 2 | 3;
 
 /** A fixed-length tuple of `D` numbers: the raw coordinates behind ranges, points and boxes. */
-export type Coords<D extends Dims = Dims> = D extends 1
+export type Coords<D extends Dims = Dims> = D extends 0
+  ? readonly []
+  : D extends 1
   ? readonly [number]
   : D extends 2
     ? readonly [number, number]
@@ -36,12 +39,13 @@ export function formatCoords(coords: readonly number[]): string {
 }
 
 /**
- * Validates user coordinates: one to three non-negative safe integers. Returns a frozen copy.
+ * Validates user coordinates: `minDims` (default 0: the empty tuple of a 0-dimensional space) to three
+ * non-negative safe integers. Returns a frozen copy.
  * @throws {GeometryError} naming `what` and the offending entry.
  */
-export function checkCoords(what: string, value: unknown): readonly number[] {
-  if (!Array.isArray(value) || value.length < 1 || value.length > 3) {
-    throw new GeometryError(`${what} must be an array of 1 to 3 coordinates, got ${describe(value)}`);
+export function checkCoords(what: string, value: unknown, minDims: 0 | 1 = 0): readonly number[] {
+  if (!Array.isArray(value) || value.length < minDims || value.length > 3) {
+    throw new GeometryError(`${what} must be an array of ${minDims} to 3 coordinates, got ${describe(value)}`);
   }
   value.forEach((v: unknown, i) => {
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {

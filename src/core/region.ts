@@ -3,15 +3,16 @@ import type { Chunk } from './chunk.js';
 import { checkCoords, checkSameDims, type Dims } from './dims.js';
 import { GeometryError } from './errors.js';
 import type { Id } from './id.js';
-import { boxesOfSlabs, combineSlabs, slabsEqual, slabsOfBoxes, type SetOp, type Slabs } from './regionForm.js';
+import { boxesOfSlabs, combineSlabs, POINT_FORM, slabsEqual, slabsOfBoxes, type SetOp, type Slabs } from './regionForm.js';
 import type { Subrange } from './subrange.js';
 import { describe } from './validate.js';
 
 /**
- * A set of points of a 1-3 dimensional index space, held as disjoint boxes in one canonical form:
+ * A set of points of a 0-3 dimensional index space, held as disjoint boxes in one canonical form:
  * slabs along dimension 0 with equal neighbours merged, each slab's cross-section built the same way
  * along the next dimension; the boxes are sorted lexicographically by `min`. Equal sets therefore
- * have equal `boxes`, so `toEqual` and {@link equals} agree. The empty region has no boxes.
+ * have equal `boxes`, so `toEqual` and {@link equals} agree. The empty region has no boxes. A
+ * 0-dimensional region is either empty or holds the one point `()` as its one box.
  *
  * Regions are what range mappers produce and what the task graph compares; build them with
  * {@link region} or {@link regionOf} and combine them with the free functions below.
@@ -29,13 +30,15 @@ export type IndexSet<D extends Dims = Dims> = Region<D> | Box<D> | Subrange<D> |
 const forms = new WeakMap<Region, Slabs>();
 
 function makeRegion<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
-  const boxes = Object.freeze(boxesOfSlabs(slabs).map((b) => boxFromBounds(b.min, b.max) as Box<D>));
+  // A 0-dimensional form stands in a unit interval for the point (see POINT_FORM).
+  const bounds = dims === 0 ? slabs.map(() => ({ min: [], max: [] })) : boxesOfSlabs(slabs);
+  const boxes = Object.freeze(bounds.map((b) => boxFromBounds(b.min, b.max) as Box<D>));
   const r = Object.freeze({ kind: 'region', dims, boxes }) as Region<D>;
   forms.set(r, slabs);
   return r;
 }
 
-const EMPTY = ([1, 2, 3] as const).map((dims) => makeRegion(dims, [])) as readonly Region[];
+const EMPTY = ([0, 1, 2, 3] as const).map((dims) => makeRegion(dims, [])) as readonly Region[];
 
 function fromSlabs<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
   return slabs.length === 0 ? emptyRegion(dims) : makeRegion(dims, slabs);
@@ -43,8 +46,8 @@ function fromSlabs<D extends Dims>(dims: D, slabs: Slabs): Region<D> {
 
 /** The empty region of a dimensionality (always the same object). */
 export function emptyRegion<D extends Dims>(dims: D): Region<D> {
-  if (dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`emptyRegion dims must be 1, 2 or 3, got ${describe(dims)}`);
-  return EMPTY[dims - 1] as Region<D>;
+  if (dims !== 0 && dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`emptyRegion dims must be 0, 1, 2 or 3, got ${describe(dims)}`);
+  return EMPTY[dims] as Region<D>;
 }
 
 /**
@@ -53,7 +56,7 @@ export function emptyRegion<D extends Dims>(dims: D): Region<D> {
  * @example region(2, [box([0, 0], [2, 10]), subrange([0, 0], [4, 2])]) // an L shape: 2 boxes
  */
 export function region<D extends Dims>(dims: D, parts: Iterable<IndexSet<D>>): Region<D> {
-  if (dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`region dims must be 1, 2 or 3, got ${describe(dims)}`);
+  if (dims !== 0 && dims !== 1 && dims !== 2 && dims !== 3) throw new GeometryError(`region dims must be 0, 1, 2 or 3, got ${describe(dims)}`);
   if (typeof (parts as Partial<Iterable<unknown>> | null)?.[Symbol.iterator] !== 'function' || typeof parts === 'string') {
     throw new GeometryError(`region: parts must be an array (or other iterable) of regions, boxes, subranges or chunks, got ${describe(parts)}`);
   }
@@ -77,7 +80,7 @@ export function regionOf<D extends Dims>(x: IndexSet<D>): Region<D> {
   // One box is its own canonical form: one slab per dimension.
   const b = boxOf(x);
   if (boxIsEmpty(b)) return emptyRegion(dims);
-  let slabs: Slabs | null = null;
+  let slabs: Slabs | null = dims === 0 ? POINT_FORM : null;
   for (let d = dims - 1; d >= 0; d--) slabs = [{ lo: b.min[d]!, hi: b.max[d]!, sub: slabs }];
   const own = Object.isFrozen(b) ? b : (boxFromBounds(b.min, b.max) as Box<D>);
   const r = Object.freeze({ kind: 'region', dims, boxes: Object.freeze([own]) }) as Region<D>;
@@ -133,7 +136,10 @@ export function contains<D extends Dims>(a: IndexSet<D>, b: IndexSet<D> | Id<D>)
   return isEmpty(difference(b as IndexSet<D>, a));
 }
 
-/** The smallest box holding every point of the set; the empty box for an empty set. */
+/**
+ * The smallest box holding every point of the set; the empty box for an empty set.
+ * @throws {GeometryError} for an empty 0-dimensional set, which no box describes (see {@link emptyBox}).
+ */
 export function boundingBox<D extends Dims>(x: IndexSet<D>): Box<D> {
   checkIndexSet('boundingBox', 'x', x);
   if (x.kind !== 'region') return boxOf(x);
@@ -167,7 +173,8 @@ function combine<D extends Dims>(op: SetOp, a: IndexSet<D>, b: IndexSet<D>): Reg
   const apart = sa[sa.length - 1]!.hi <= sb[0]!.lo || sb[sb.length - 1]!.hi <= sa[0]!.lo;
   if (apart && op !== 'union') return op === 'intersection' ? emptyRegion(dims) : ra;
   if (ra === rb || slabsEqual(sa, sb)) return op === 'difference' ? emptyRegion(dims) : ra;
-  return fromSlabs(dims, combineSlabs(sa, sb, op, dims));
+  // A 0-dimensional form has one level, its stand-in interval (see POINT_FORM).
+  return fromSlabs(dims, combineSlabs(sa, sb, op, Math.max(1, dims)));
 }
 
 function slabsOf(r: Region): Slabs {
@@ -175,8 +182,8 @@ function slabsOf(r: Region): Slabs {
 }
 
 /**
- * @internal The dimensionality and kind of an operand of `op`, checked: a region or box with `dims` 1-3, or a
- * subrange or chunk with an offset of 1-3 coordinates. Only the fields every operation reads first
+ * @internal The dimensionality and kind of an operand of `op`, checked: a region or box with `dims` 0-3, or a
+ * subrange or chunk with an offset of 0-3 coordinates. Only the fields every operation reads first
  * are looked at, so the check stays cheap on the task graph's hot paths.
  * @throws {GeometryError} naming `op`, the operand and what was given.
  */
@@ -186,6 +193,6 @@ export function checkIndexSet(op: string, name: string, x: unknown, index?: numb
   let dims: unknown;
   if (kind === 'region' || kind === 'box') dims = s!.dims;
   else if ((kind === 'subrange' || kind === 'chunk') && Array.isArray(s!.offset)) dims = s!.offset.length;
-  if (dims === 1 || dims === 2 || dims === 3) return { dims, noun: kind as string };
+  if (dims === 0 || dims === 1 || dims === 2 || dims === 3) return { dims, noun: kind as string };
   throw new GeometryError(`${op}: ${index === undefined ? name : `${name}[${index}]`} must be a region, box, subrange or chunk (made with region(), box(), subrange() or chunk()), got ${describe(x)}`);
 }

@@ -12,6 +12,13 @@
  * covers an elementary interval entirely or not at all, then merges equal neighbours to stay maximal.
  */
 
+/**
+ * The form of the one point of a 0-dimensional space. Zero dimensions have no runs, so the point is
+ * stood in for by the unit interval of one dimension: the operations work on it unchanged (with one
+ * level), and a 0-dimensional set's form is either this or empty.
+ */
+export const POINT_FORM: Slabs = Object.freeze([Object.freeze({ lo: 0, hi: 1, sub: null })]);
+
 /** One run along a dimension; `sub` is the cross-section, null along the last dimension. */
 export interface Slab {
   readonly lo: number;
@@ -32,6 +39,7 @@ export type SetOp = 'union' | 'intersection' | 'difference';
 
 /** The canonical form of the union of non-empty, possibly overlapping boxes of `dims` dimensions. */
 export function slabsOfBoxes(boxes: readonly Bounds[], dims: number, d = 0): Slabs {
+  if (dims === 0) return boxes.length > 0 ? POINT_FORM : [];
   const cuts = sortedUnique(boxes.flatMap((b) => [b.min[d]!, b.max[d]!]));
   const out: Slab[] = [];
   for (let i = 0; i + 1 < cuts.length; i++) {

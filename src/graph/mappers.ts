@@ -16,7 +16,8 @@ import { clampedBox, defineRangeMapper, type MapperInfo } from './rangeMapper.js
  * The mapper {@link oneToOne} and {@link slice} return: a kernel and buffer of one dimensionality,
  * one signature per dimensionality, so that a kernel and buffer of different ones do not type-check.
  */
-export type SameDimsMapper = ((chunk: Chunk<1>, bufferRange: Range<1>) => Box<1>) &
+export type SameDimsMapper = ((chunk: Chunk<0>, bufferRange: Range<0>) => Box<0>) &
+  ((chunk: Chunk<1>, bufferRange: Range<1>) => Box<1>) &
   ((chunk: Chunk<2>, bufferRange: Range<2>) => Box<2>) &
   ((chunk: Chunk<3>, bufferRange: Range<3>) => Box<3>) &
   MapperInfo;
@@ -31,7 +32,8 @@ const ONE_TO_ONE = defineRangeMapper('oneToOne()', sameDims, <D extends Dims>(c:
 
 /**
  * Each work item accesses the buffer element at its own index: chunk offset (64,32) range (32,4)
- * accesses offset (64,32) range (32,4). Kernel and buffer must have one dimensionality.
+ * accesses offset (64,32) range (32,4). Kernel and buffer must have one dimensionality (0-dimensional
+ * included: the one item accesses the one element).
  */
 export function oneToOne(): SameDimsMapper {
   return ONE_TO_ONE;
@@ -78,7 +80,8 @@ export function neighborhood<const T extends CoordsInput, S extends Neighborhood
   extent: T,
   shape?: S,
 ): NeighborhoodMapper<DimsOf<T>, S> {
-  const e = checkCoords('neighborhood extent', extent);
+  // A 0-dimensional space has no neighbours to widen to.
+  const e = checkCoords('neighborhood extent', extent, 1);
   const s = checkOneOf('neighborhood shape', shape ?? 'boundingBox', ['boundingBox', 'alongAxes'] as const);
   const n = e.length;
   const mismatch = (k: Dims, b: Dims): string | undefined =>
@@ -156,8 +159,10 @@ export function evenSplit(options?: EvenSplitOptions): EvenSplitMapper {
   return defineRangeMapper(name, mismatch, <BD extends Dims>(c: Chunk<1>, r: Range<BD>): Box<BD> => {
     const [o] = c.offset;
     const [n] = c.range;
+    // A 0-dimensional buffer has no rows to deal: every chunk accesses its one element.
+    if (r.length === 0) return boxOfRange(r);
     if (n === 0) return emptyBox(r.length as BD);
-    const deal = evenDeal(r[0], c.globalSize[0], g);
+    const deal = evenDeal(r[0]!, c.globalSize[0], g);
     return clampedBox([shareStart(deal, o), ...r.slice(1).map(() => 0)], [shareStart(deal, o + n), ...r.slice(1)], r);
   });
 }

@@ -139,7 +139,8 @@ export class Queue {
   }
 
   /**
-   * Makes a buffer of `shape` (1 to 3 extents, at least one element) holding elements of `element`
+   * Makes a buffer of `shape` (0 to 3 extents, at least one element; `[]` is a 0-dimensional buffer of
+   * one element, a scalar, which every range mapper accesses whole) holding elements of `element`
    * (a TypedArray class such as `Float32Array`, or a dtype name), in the Context's device memory.
    * With `init`, its contents are copied into the buffer by an init task that every reader depends
    * on; without, the buffer starts unwritten (zeros), and reading it before a write warns.
@@ -156,7 +157,9 @@ export class Queue {
     if (size === 0) throw new ArgumentError(`a buffer needs at least one element, got shape [${r.join(', ')}]`);
     const data = options.init === undefined ? undefined : copyInitialData(dtype, size, options.init);
     const ptr = this.#ctx.memAlloc(size * dtypeSize(dtype));
-    const buffer = new GraphBuffer(this, this.#buffers.length as BufferId, options.name, r as never, new NDArray(ptr, dtype, [...r])) as GraphBuffer<DTypeOfSpec<E>, DimsOf<S>>;
+    // An NDArray has at least one dimension: a 0-dimensional buffer's one element is kernels' shape [1].
+    const array = new NDArray(ptr, dtype, r.length === 0 ? [1] : [...r]);
+    const buffer = new GraphBuffer(this, this.#buffers.length as BufferId, options.name, r as never, array) as GraphBuffer<DTypeOfSpec<E>, DimsOf<S>>;
     this.#buffers.push(buffer as unknown as GraphBuffer);
     if (data !== undefined) {
       const everything = regionOf(boxOfRange(buffer.range));
@@ -313,6 +316,11 @@ export class Queue {
     const out = new Ctor(boxArea(box));
     if (out.length === 0) return out;
     const elem = dtypeSize(buffer.dtype);
+    const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    if (box.dims === 0) {
+      await this.#ctx.copyFromDevice(bytes, buffer.array.ptr);
+      return out;
+    }
     const extent = buffer.range as readonly number[];
     const dims = extent.length;
     const strides = extent.map((_, d) => extent.slice(d + 1).reduce((p, e) => p * e, 1));
@@ -321,7 +329,6 @@ export class Queue {
     while (inner > 0 && box.min[inner] === 0 && box.max[inner] === extent[inner]) inner--;
     const run = (box.max[inner]! - box.min[inner]!) * strides[inner]!;
     const outer = box.min.slice(0, inner).map((lo, d) => ({ lo, hi: box.max[d]! }));
-    const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     let k = 0;
     const visit = async (d: number, base: number): Promise<void> => {
       if (d === outer.length) {

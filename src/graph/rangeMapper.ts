@@ -93,7 +93,8 @@ export function checkRangeMapper(mapper: AnyRangeMapper, kernelDims: Dims, buffe
 
 /**
  * Runs a range mapper on a chunk and returns the buffer points it accesses as a canonical region,
- * clamped to `[0, bufferRange)`.
+ * clamped to `[0, bufferRange)`. For a 0-dimensional buffer that is always its one element, whatever
+ * the chunk (as in Celerity): the mapper is still called and its result checked.
  * @throws {RangeMapperError} when the mapper does not fit the dimensionalities, returns something
  * that is not a subrange, box, region or chunk of the buffer's dimensionality, or throws (the original
  * error is the `cause`).
@@ -128,6 +129,8 @@ export function applyRangeMapper<KD extends Dims, BD extends Dims>(mapper: Range
   if (dims !== bd) {
     throw new RangeMapperError(name, kd, bd, `range mapper ${name} returned a ${dimsWord(dims)} ${r.kind}, but the buffer is ${dimsWord(bd)} (the kernel is ${dimsWord(kd)})`);
   }
+  // As in Celerity, a 0-dimensional buffer is always accessed whole: its one element.
+  if (bd === 0) return regionOf(boxOfRange(bufferRange));
   if (r.kind === 'region') return intersection(r as Region<BD>, boxOfRange(bufferRange));
   // One box: clamp its bounds, then make the region once.
   const b = boxOf(r as Box<BD>);
@@ -150,10 +153,10 @@ export function clampedBox<D extends Dims>(min: readonly number[], max: readonly
   ) as Box<D>;
 }
 
-/** A buffer extent as the mappers receive it: 1 to 3 entries. Cheap: mappers run once per chunk. */
+/** A buffer extent as the mappers receive it: 0 to 3 entries. Cheap: mappers run once per chunk. */
 function checkExtent(op: string, bufferRange: unknown): void {
-  if (!Array.isArray(bufferRange) || bufferRange.length < 1 || bufferRange.length > 3) {
-    throw new GeometryError(`${op}: bufferRange must be the buffer's extent, 1 to 3 sizes (from range()), got ${describe(bufferRange)}`);
+  if (!Array.isArray(bufferRange) || bufferRange.length > 3) {
+    throw new GeometryError(`${op}: bufferRange must be the buffer's extent, 0 to 3 sizes (from range()), got ${describe(bufferRange)}`);
   }
 }
 

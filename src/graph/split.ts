@@ -29,7 +29,7 @@ const SPLIT_OPTIONS: readonly (keyof SplitOptions)[] = ['granularity', 'axes'];
  * one each to the first parts, and the last part also takes the tail that is not a whole granule
  * (see `evenShares.ts`; `access.evenSplit` deals buffer rows by the same rule). A chunk is never
  * empty, so fewer than `count` chunks come back when there are fewer granules than that (and none
- * for an empty range). Examples: 13 items on 5 → 3,3,3,2,2; 80 on 3 with granularity 16 → 32,32,16;
+ * for an empty range; a 0-dimensional range is one item, so one chunk). Examples: 13 items on 5 → 3,3,3,2,2; 80 on 3 with granularity 16 → 32,32,16;
  * 100 on 3 with granularity 16 → 32,32,36.
  *
  * Two-dimensional grids: factor pairs `f × count/f` are tried from `f = ⌊√count⌋` down. For a pair,
@@ -48,6 +48,8 @@ export function split<D extends Dims>(globalRange: Range<D>, count: number, opti
   checkInteger('split count', count, 1, Number.MAX_SAFE_INTEGER);
   const o = checkOptionsObject('split options', options, SPLIT_OPTIONS);
   const gran = granularityOf(o.granularity ?? 1, dims);
+  // A 0-dimensional range is one item: one chunk, whatever the count.
+  if (dims === 0) return [chunk([], [], []) as unknown as Chunk<D>];
   const axes = checkInteger('split axes', o.axes ?? Math.min(2, dims), 1, Math.min(2, dims));
   if (extent.some((e) => e === 0)) return [];
   const units = extent.map((e, d) => Math.ceil(e / gran[d]!));
