@@ -5,6 +5,7 @@
  */
 import type { ClusterOptions, ClusterStatus } from '../cluster/index.js';
 import type { CommandEnv, NatsCliOptions } from './commandOptions.js';
+import { formatShares, type ProgressBar } from './progress.js';
 import { plural } from './wording.js';
 
 /** The connection part of the cluster options, from the --nats-* flags. */
@@ -19,12 +20,15 @@ export function natsConnection(options: NatsCliOptions): Omit<ClusterOptions, 'n
   };
 }
 
-/** What a cluster run tells the user on stderr: waiting for workers, who joined, each worker's share. */
-export function clusterReporter(env: CommandEnv, quiet: boolean): (status: ClusterStatus) => void {
+/**
+ * What a cluster run tells the user on stderr: waiting for workers, who joined (in the progress bar
+ * once it is drawn, else as lines), each worker's share.
+ */
+export function clusterReporter(env: CommandEnv, quiet: boolean, bar?: ProgressBar): (status: ClusterStatus) => void {
   return (status) => {
-    if (quiet) return;
+    if (quiet || bar?.clusterStatus(status) === true) return;
     if (status.kind === 'waiting') env.io.stderr.write(`pxl: no worker on ${status.url} yet; waiting (start one with: pxl worker --nats ${status.url})\n`);
     else if (status.kind === 'workers') env.io.stderr.write(`pxl: ${plural(status.workers.length, 'live worker')}${status.workers.length > 0 ? `: ${status.workers.join(', ')}` : ''}\n`);
-    else env.io.stderr.write(`pxl: blocks per worker: ${status.shares.map((s) => `${s.worker} ${s.blocks}`).join(', ') || 'none (all resumed)'}\n`);
+    else env.io.stderr.write(`pxl: ${formatShares(status.shares)}\n`);
   };
 }

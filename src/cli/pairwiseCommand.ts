@@ -103,8 +103,10 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: O
     ...natsConnection(options),
     ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
     ...(options.replicas !== undefined && { replicas: options.replicas }),
-    onStatus: clusterReporter(env, options.quiet === true),
+    onStatus: clusterReporter(env, options.quiet === true, bar),
   };
+  // The coordinator plugs itself into the cluster option when its layer loads; the commands load lazily.
+  if (cluster !== undefined) await import('../cluster/register.js');
   const devices: CliDevices | undefined = cluster === undefined ? await openDevices(options.device, options.cores) : undefined;
   const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };
   let result: T | undefined;

@@ -1,9 +1,11 @@
 /**
- * What a command tells the user while and after it runs: a progress bar over the pairs, drawn on
- * stderr only when stderr is a terminal, and a one-line summary at the end. `--quiet` silences both.
+ * What a command tells the user while and after it runs: a progress bar over the pairs (with the
+ * blocks done, and the live workers of a cluster run), drawn on stderr only when stderr is a
+ * terminal, and a one-line summary at the end. `--quiet` silences both.
  */
 import cliProgress from 'cli-progress';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
+import type { ClusterStatus } from '../pcf/clusterHook.js';
 import type { CliIo } from './terminal.js';
 
 /**
@@ -15,6 +17,9 @@ export class ProgressBar {
   readonly #io: CliIo;
   readonly #enabled: boolean;
   #bar: cliProgress.SingleBar | undefined;
+  /** What the bar says about a cluster run's workers; empty for a local run. */
+  #workers = '';
+  #blocks = '';
 
   /**
    * @param label shown before the bar, e.g. the command name.
@@ -31,20 +36,40 @@ export class ProgressBar {
     return this.#enabled ? (progress) => this.#update(progress) : undefined;
   }
 
+  /**
+   * Takes a cluster run's status into the bar: the live workers (or that the run waits for one).
+   * Returns false when no bar is drawn (yet: it appears with the first block), so the caller
+   * reports the status another way, and for the end of the run (the bar is erased then).
+   */
+  clusterStatus(status: ClusterStatus): boolean {
+    // The payload goes into the format as it is, so it carries its own separator.
+    if (status.kind === 'workers') this.#workers = status.workers.length === 0 ? ' | no live worker' : ` | ${status.workers.length} live worker${status.workers.length === 1 ? '' : 's'} (${status.workers.join(', ')})`;
+    else if (status.kind === 'waiting') this.#workers = ` | waiting for a worker (pxl worker --nats ${status.url})`;
+    else {
+      // The run is over: the bar goes, so the caller's line about the shares stands on its own.
+      this.stop();
+      return false;
+    }
+    if (!this.#enabled || this.#bar === undefined) return false;
+    this.#bar.update({ blocks: this.#blocks, workers: this.#workers });
+    return true;
+  }
+
   #update(progress: BlockProgress): void {
+    this.#blocks = `${progress.blocksDone}/${progress.blocksTotal} blocks`;
     if (this.#bar === undefined) {
       this.#bar = new cliProgress.SingleBar({
         // The bar only needs write(), isTTY and columns; an injected stream provides them.
         stream: this.#io.stderr as unknown as NodeJS.WritableStream,
-        format: `${this.#label} [{bar}] {percentage}% | {value}/{total} pairs | ETA {eta_formatted}`,
+        format: `${this.#label} [{bar}] {percentage}% | {value}/{total} pairs | {blocks}{workers} | ETA {eta_formatted}`,
         hideCursor: true,
         clearOnComplete: true,
         // Ctrl-C is the CLI's to handle (it cancels and cleans up); the bar is stopped in finally.
         gracefulExit: false,
       }, cliProgress.Presets.shades_classic);
-      this.#bar.start(progress.pairsTotal, 0);
+      this.#bar.start(progress.pairsTotal, 0, { blocks: this.#blocks, workers: this.#workers });
     }
-    this.#bar.update(progress.pairsDone);
+    this.#bar.update(progress.pairsDone, { blocks: this.#blocks, workers: this.#workers });
   }
 
   /** Erases the bar and stops its redraw timer. Safe to call more than once. */
@@ -85,4 +110,14 @@ export function formatSummary(s: Summary): string {
   // A timer can read 0 for a tiny input; a microsecond floor keeps the rate finite.
   const rate = s.pairs / Math.max(s.seconds, 1e-6);
   return `${s.command}: ${s.inputs}, ${s.pairs} pairs in ${s.seconds.toFixed(2)} s (${formatCount(rate)} pairs/s) -> ${s.output}`;
+}
+
+/**
+ * The blocks each worker of a cluster run delivered, with its share, e.g.
+ * `blocks per worker: a 40 (51%), b 38 (49%)`.
+ */
+export function formatShares(shares: readonly { readonly worker: string; readonly blocks: number }[]): string {
+  const total = shares.reduce((n, s) => n + s.blocks, 0);
+  if (total === 0) return 'blocks per worker: none (every block was resumed)';
+  return `blocks per worker: ${shares.map((s) => `${s.worker} ${s.blocks} (${Math.round((100 * s.blocks) / total)}%)`).join(', ')}`;
 }
