@@ -82,6 +82,8 @@ export type { Access, AccessMode, AccessOptions } from './graph/accessMode.js';
 export { split } from './graph/split.js';
 export type { SplitOptions } from './graph/split.js';
 export { checkLaunchShape } from './graph/launchShape.js';
+export { Reduction } from './graph/reduction.js';
+export type { ReductionOp, ReductionOptions } from './graph/reduction.js';
 export type { KernelLaunchShape, CheckedKernelLaunchShape, KernelLaunchDims } from './graph/launchShape.js';
 export { CoherenceTable, HOST_MEMORY, memorySpace } from './graph/coherence.js';
 export type { MemorySpace, MemorySpaceId, MemorySpaceKind, Copy, Holders } from './graph/coherence.js';

@@ -10,12 +10,16 @@ import { Accessor } from './accessor.js';
 import { GraphBuffer } from './buffer.js';
 import { checkLaunchShape, type CheckedKernelLaunchShape, type KernelLaunchDims, type KernelLaunchShape } from './launchShape.js';
 import type { AnyRangeMapper, ServedKernelDims } from './rangeMapper.js';
+import { checkReduction, Reduction, type ReductionOp, type ReductionOptions } from './reduction.js';
 
 /** Largest extent of a kernel range along one dimension: chunk bounds reach kernels as int32. */
 const MAX_EXTENT = 0x7fffffff;
 
-/** What `parallelFor` passes to a kernel: accessors (the kernel sees their buffers) and plain kernel arguments. */
-export type GraphKernelArg = Accessor | KernelArg;
+/**
+ * What `parallelFor` passes to a kernel: accessors (the kernel sees their buffers), reductions (the
+ * kernel sees their partials) and plain kernel arguments.
+ */
+export type GraphKernelArg = Accessor | Reduction | KernelArg;
 
 /**
  * A mapper `M` for a `D`-dimensional buffer, checked at compile time: a mapper that serves no kernel
@@ -73,8 +77,16 @@ export type HostTaskFn = (host: HostTaskHandle) => void | Promise<void>;
 
 /** What a command group asked for, once its function returned. @internal */
 export type CommandGroupSpec =
-  | { readonly kind: 'kernel'; readonly kernel: string; readonly range: Range; readonly launch: CheckedKernelLaunchShape; readonly args: readonly GraphKernelArg[]; readonly accessors: readonly Accessor[] }
-  | { readonly kind: 'host'; readonly name: string; readonly range: Range; readonly fn: HostTaskFn; readonly accessors: readonly Accessor[] };
+  | {
+      readonly kind: 'kernel';
+      readonly kernel: string;
+      readonly range: Range;
+      readonly launch: CheckedKernelLaunchShape;
+      readonly args: readonly GraphKernelArg[];
+      readonly accessors: readonly Accessor[];
+      readonly reductions: readonly Reduction[];
+    }
+  | { readonly kind: 'host'; readonly name: string; readonly range: Range; readonly fn: HostTaskFn; readonly accessors: readonly Accessor[]; readonly reductions: readonly Reduction[] };
 
 /** The range of a host task without one: a single point, so every mapper that fits a 1-D kernel applies. */
 const HOST_RANGE: readonly number[] = [1];
@@ -107,6 +119,7 @@ const HOST_TASK_OPTIONS: readonly (keyof HostTaskOptions)[] = ['name'];
 export class CommandGroup {
   readonly #owner: object;
   readonly #accessors: Accessor[] = [];
+  readonly #reductions: Reduction[] = [];
   #launch:
     | { kind: 'kernel'; kernel: string; range: Range; launch: CheckedKernelLaunchShape; args: readonly GraphKernelArg[] }
     | { kind: 'host'; name: string; range: Range; fn: HostTaskFn }
@@ -151,6 +164,35 @@ export class CommandGroup {
   }
 
   /**
+   * Declares a reduction into `buffer`, which must hold one element (a 0-dimensional buffer, or one
+   * of extent 1): pass the returned {@link Reduction} to `parallelFor`, and the kernel receives an
+   * NDView of partial results, one per chunk, each starting at the identity of `op`; chunk `c.index`
+   * folds its items into element `c.index`. Once the kernel has run, the partials and (unless
+   * `initializeToIdentity`) the buffer's old value are combined with `op` into the buffer. For the
+   * task graph the reduction reads and writes the buffer's element (only writes it, with
+   * `initializeToIdentity`). A buffer with a reduction cannot also have an accessor in the same
+   * command group, and host tasks take no reductions.
+   * @throws {ArgumentError} for a buffer of another queue or of more than one element, or one the
+   *   command group already declared; OptionError for an unknown `op` or option.
+   * @example
+   * ```ts
+   * q.submit((cg) => cg.parallelFor([n], 'sum_into', cg.read(xs, access.oneToOne()), cg.reduce(total, 'sum')));
+   * ```
+   */
+  reduce<T extends DType, D extends Dims>(buffer: GraphBuffer<T, D>, op: ReductionOp, options?: ReductionOptions): Reduction<T, D> {
+    this.#open('reduce');
+    this.#checkBuffer(buffer, 'a reduction');
+    const { op: o, initializeToIdentity } = checkReduction(op, options);
+    if (buffer.size !== 1) {
+      throw new ArgumentError(`a reduction needs a buffer of one element (a 0-dimensional buffer, q.buffer(type, [])), but buffer ${buffer.label} has extent (${buffer.range.join(',')})`);
+    }
+    this.#checkOnce(buffer, 'reduce');
+    const reduction = new Reduction<T, D>(this, buffer, o, initializeToIdentity);
+    this.#reductions.push(reduction as unknown as Reduction);
+    return reduction;
+  }
+
+  /**
    * Runs kernel `kernel` (a chunk kernel of a module loaded into the queue) over the index space
    * `range`, split into chunks. `range` is the global size, or a {@link KernelLaunchShape} that adds a
    * kernel offset (chunk offsets then include it), a local size (no chunk cuts a work-group apart)
@@ -178,6 +220,9 @@ export class CommandGroup {
     args.forEach((a, i) => {
       if (a instanceof Accessor && a.group !== this) {
         throw new ArgumentError(`argument ${i} of parallelFor is an accessor declared in another command group; declare it with this command group's read, write or readWrite`, i);
+      }
+      if (a instanceof Reduction && a.group !== this) {
+        throw new ArgumentError(`argument ${i} of parallelFor is a reduction declared in another command group; declare it with this command group's reduce`, i);
       }
     });
     this.#launch = { kind: 'kernel', kernel, range: r, launch, args: Object.freeze([...args]) };
@@ -222,7 +267,10 @@ export class CommandGroup {
   close(): CommandGroupSpec {
     this.#closed = true;
     if (this.#launch === undefined) throw new StateError('the command group did not call parallelFor or hostTask: a submit runs exactly one kernel or host task');
-    return { ...this.#launch, accessors: Object.freeze([...this.#accessors]) };
+    if (this.#launch.kind === 'host' && this.#reductions.length > 0) {
+      throw new StateError(`a host task takes no reductions (buffer ${this.#reductions[0]!.buffer.label}): reduce in a kernel, or read and write the buffer with readWrite`);
+    }
+    return { ...this.#launch, accessors: Object.freeze([...this.#accessors]), reductions: Object.freeze([...this.#reductions]) };
   }
 
   #once(call: string): void {
@@ -233,13 +281,26 @@ export class CommandGroup {
   }
 
   #declare<T extends DType, D extends Dims, A extends Accessor<T, D>['access']>(buffer: GraphBuffer<T, D>, mapper: AnyRangeMapper, access: A): Accessor<T, D, A['mode']> {
-    this.#open(access.mode === 'read' ? 'read' : access.mode === 'write' ? 'write' : 'readWrite');
-    if (!(buffer instanceof GraphBuffer)) throw new ArgumentError(`an accessor needs a buffer made by Queue.buffer, got ${describe(buffer)}`);
-    if (buffer.owner !== this.#owner) throw new ArgumentError(`buffer ${buffer.label} belongs to another queue`);
+    const call = access.mode === 'read' ? 'read' : access.mode === 'write' ? 'write' : 'readWrite';
+    this.#open(call);
+    this.#checkBuffer(buffer, 'an accessor');
+    if (this.#reductions.some((r) => r.buffer === buffer)) this.#checkOnce(buffer, call);
     if (typeof mapper !== 'function') throw new ArgumentError(`an accessor of buffer ${buffer.label} needs a range mapper such as access.oneToOne(), got ${describe(mapper)}`);
     const accessor = new Accessor<T, D, A['mode']>(this, buffer, mapper, access as Accessor<T, D, A['mode']>['access']);
     this.#accessors.push(accessor as unknown as Accessor);
     return accessor;
+  }
+
+  #checkBuffer(buffer: GraphBuffer, what: string): void {
+    if (!(buffer instanceof GraphBuffer)) throw new ArgumentError(`${what} needs a buffer made by Queue.buffer, got ${describe(buffer)}`);
+    if (buffer.owner !== this.#owner) throw new ArgumentError(`buffer ${buffer.label} belongs to another queue`);
+  }
+
+  /** Refuses a second declaration of a buffer that has a reduction: chunks would see its element while it is being reduced. */
+  #checkOnce(buffer: GraphBuffer, call: string): void {
+    if (this.#reductions.some((r) => r.buffer === buffer) || this.#accessors.some((a) => a.buffer === buffer)) {
+      throw new ArgumentError(`${call}: buffer ${buffer.label} already has ${this.#reductions.some((r) => r.buffer === buffer) ? 'a reduction' : 'an accessor'} in this command group; a reduced buffer takes no other access in the same task`);
+    }
   }
 
   #open(call: string): void {

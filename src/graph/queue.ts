@@ -18,6 +18,7 @@ import { CommandGroup, type CommandGroupSpec } from './commandGroup.js';
 import { Executor, type TaskRun } from './executor.js';
 import { Launcher, type DebugAccessor } from './launcher.js';
 import { launchChunks } from './launchShape.js';
+import { combine, Reduction, reductionIdentity } from './reduction.js';
 import { split } from './split.js';
 import { hostTaskRun } from './hostTaskRun.js';
 import { checkBufferOptions, resolveQueueOptions, type BufferOptions, type QueueOptions } from './queueOptions.js';
@@ -197,19 +198,53 @@ export class Queue {
     const spec = cg.close();
     if (spec.kind === 'host') return this.#submitHost(cg, spec);
     this.#checkKernel(spec.kernel);
-    const kernelArgs = spec.args.map((a): KernelArg => (a instanceof Accessor ? a.buffer.array : a));
-    toLaunchArgs(kernelArgs, this.#ctx, 'batch', this.#chunks);
     const chunks = launchChunks(spec.launch, this.#chunks);
-    const task = this.#graph.add({
-      kind: 'kernel',
-      name: spec.kernel,
-      range: spec.range,
-      launch: spec.launch,
-      chunks,
-      accesses: spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
-    });
+    // One partial result per chunk for each reduction, freed once the task has settled.
+    const partials = new Map<Reduction, NDArray>();
+    const free = (): void => {
+      for (const p of partials.values()) this.#ctx.memFree(p.ptr);
+    };
+    let task: TaskRecord;
+    let kernelArgs: KernelArg[];
+    try {
+      for (const r of spec.reductions) {
+        const n = Math.max(1, chunks.length);
+        partials.set(r, new NDArray(this.#ctx.memAlloc(n * dtypeSize(r.buffer.dtype)), r.buffer.dtype, [n]));
+      }
+      kernelArgs = spec.args.map((a): KernelArg => (a instanceof Accessor ? a.buffer.array : a instanceof Reduction ? partials.get(a)! : a));
+      toLaunchArgs(kernelArgs, this.#ctx, 'batch', this.#chunks);
+      task = this.#graph.add({
+        kind: 'kernel',
+        name: spec.kernel,
+        range: spec.range,
+        launch: spec.launch,
+        chunks,
+        accesses: [
+          ...spec.accessors.map((a) => ({ buffer: a.buffer as GraphBuffer, access: a.access, mapper: a.mapper })),
+          ...spec.reductions.map((r) => ({
+            buffer: r.buffer as GraphBuffer,
+            // Without initializeToIdentity the old value is folded in: the reduction consumes it.
+            access: r.initializeToIdentity ? accessOf('write', { noInit: true }) : accessOf('read_write'),
+            region: regionOf(boxOfRange(r.buffer.range)),
+            source: r.name,
+          })),
+        ],
+      });
+    } catch (err) {
+      free();
+      throw err;
+    }
     const debug = this.#debugBounds ? debugAccessors(task, spec.args, spec.accessors) : undefined;
-    this.#start(task, () => this.#launcher.run(task, kernelArgs, debug));
+    const run = async (): Promise<void> => {
+      for (const [r, p] of partials) scalars(this.#ctx, p).fill(reductionIdentity(r.op, r.buffer.dtype));
+      await this.#launcher.run(task, kernelArgs, debug);
+      for (const [r, p] of partials) {
+        const target = scalars(this.#ctx, r.buffer.array);
+        const start = r.initializeToIdentity ? reductionIdentity(r.op, r.buffer.dtype) : target.at(0)!;
+        target.fill(combine(r.op, start, scalars(this.#ctx, p).subarray(0, Math.max(1, task.chunks.length))));
+      }
+    };
+    this.#start(task, run, partials.size === 0 ? undefined : free);
     return task;
   }
 
@@ -347,6 +382,11 @@ export class Queue {
     this.#ctx.checkAlive();
     if (this.#destroyed) throw new StateError('this queue was destroyed; create a new one with ctx.createQueue()');
   }
+}
+
+/** The elements of an NDArray in device memory, as numbers or bigints (the queue's memory is host shared memory). */
+function scalars(ctx: Context, a: NDArray): { fill(v: number | bigint): void; at(i: number): number | bigint | undefined; subarray(lo: number, hi: number): ArrayLike<number | bigint> } {
+  return ctx.hostView(a.ptr, a.dtype, a.size) as never;
 }
 
 /** What debug bounds checking needs of each accessor argument of a kernel task. */
