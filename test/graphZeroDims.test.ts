@@ -127,6 +127,14 @@ describe('a queue with 0-dimensional buffers and kernels', () => {
     await q.destroy();
   });
 
+  it('checks kernel accesses to a scalar under debug bounds', async () => {
+    const q = queue({ debugBounds: true });
+    const s = q.buffer(Float64Array, [], { init: [1] });
+    q.submit((cg) => cg.parallelFor([], 'add', cg.readWrite(s, access.oneToOne()), 0, 1, 1));
+    expect([...(await q.fence(s))]).toEqual([2]);
+    await q.destroy();
+  });
+
   it('gives a host task a view of the scalar: one element, shape ()', async () => {
     const q = queue();
     const s = q.buffer(Int32Array, [], { init: [41] });

@@ -37,7 +37,7 @@ export function dtypeOfSpec(spec: unknown): DType {
 }
 
 /**
- * A 1-3 dimensional array that tasks of one queue read and write through accessors; made by
+ * A 0-3 dimensional array that tasks of one queue read and write through accessors; made by
  * `Queue.buffer`. Its contents live in memory spaces (device memory of the Context, which on the CPU
  * backend is the host's shared memory), and its coherence table says which space holds the newest
  * copy of which region. The host reads it with `Queue.fence`, never directly: a fence waits for
@@ -75,7 +75,7 @@ export class GraphBuffer<T extends DType = DType, D extends Dims = Dims> {
     return rangeSize(this.range);
   }
 
-  /** Dimensionality, 1 to 3. */
+  /** Dimensionality, 0 to 3 (0: a scalar of one element). */
   get dims(): D {
     return this.range.length as D;
   }

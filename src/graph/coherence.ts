@@ -77,7 +77,7 @@ export class CoherenceTable<D extends Dims = Dims> {
    * @param bufferRange the buffer's extent.
    * @param initial where the buffer's initial contents are (host data given at creation), or
    *   undefined when the buffer starts unwritten.
-   * @throws GeometryError for an extent that is not 1 to 3 non-negative integers; OptionError for
+   * @throws GeometryError for an extent that is not 0 to 3 non-negative integers; OptionError for
    *   an `initial` that is not a memory space id.
    */
   constructor(bufferRange: Range<D>, initial?: MemorySpaceId) {

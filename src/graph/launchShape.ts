@@ -49,7 +49,7 @@ export type KernelLaunchDims<R> = R extends KernelLaunchShape<infer G> ? DimsOf<
 const LAUNCH_SHAPE_KEYS: readonly (keyof KernelLaunchShape)[] = ['global', 'offset', 'local', 'splitConstraint'];
 
 /**
- * Validates a launch: a plain range (1 to 3 extents) or a {@link KernelLaunchShape}.
+ * Validates a launch: a plain range (0 to 3 extents) or a {@link KernelLaunchShape}.
  * @throws {GeometryError} for a malformed coordinate tuple, an `offset`, `local` or `splitConstraint`
  *   of another dimensionality than `global`, a local size of 0 or one that does not divide the global
  *   size, and Celerity's errors for the split constraint: `Split constraint cannot be 0` and `The split

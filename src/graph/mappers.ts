@@ -72,7 +72,7 @@ export type NeighborhoodMapper<D extends Dims, S extends NeighborhoodShape> = ((
  * `'alongAxes'` the union of the chunk widened along one axis at a time (a 5-point stencil in 2-D
  * needs no diagonal neighbours). Example: `neighborhood([10, 10])` on chunk offset (5,100) range
  * (10,20) of a 128×128 buffer accesses the box [(0,90),(25,128)).
- * @throws {GeometryError} when `extent` is not 1-3 non-negative integers; `OptionError` for an
+ * @throws {GeometryError} when `extent` is not 1 to 3 non-negative integers (a 0-dimensional space has no neighbours); `OptionError` for an
  * unknown shape. Serving a kernel or buffer of another dimensionality than `extent` is a
  * `RangeMapperError`.
  */

@@ -40,7 +40,7 @@ const SPLIT_OPTIONS: readonly (keyof SplitOptions)[] = ['granularity', 'axes'];
  * chunks of 64×32, 100×100 on 6 → 3×2 (rows 34,33,33 × columns 50,50), 128×128 on 12 with
  * granularity (16,8) → 4×3 (rows 32,32,32,32 × columns 48,40,40), and 1000×10 on 4 → 2×2.
  * @throws {OptionError} when `count` is not a positive integer, or a granularity or `axes` is invalid,
- *   or an option is unknown; GeometryError when `globalRange` is not 1 to 3 non-negative integers.
+ *   or an option is unknown; GeometryError when `globalRange` is not 0 to 3 non-negative integers.
  */
 export function split<D extends Dims>(globalRange: Range<D>, count: number, options?: SplitOptions): Chunk<D>[] {
   const extent = checkCoords('split globalRange', globalRange);
