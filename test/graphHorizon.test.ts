@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { box } from '../src/core/box.js';
 import { OptionError, type PxlError } from '../src/core/errors.js';
 import { range } from '../src/core/range.js';
+import { regionOf } from '../src/core/region.js';
 import type { NDArray } from '../src/pxl/ndarray.js';
 import { accessOf, type Access } from '../src/graph/accessMode.js';
 import { GraphBuffer, type BufferId } from '../src/graph/buffer.js';
@@ -185,6 +186,8 @@ describe('horizons in the executor', () => {
       expect(h.settled.get(3)).toBeUndefined(); // the horizon itself does not fail
       expect(h.settled.has(3)).toBe(true);
       expect(h.settled.get(doomed.id)?.message).toMatch(/task T6 'readsBad' did not run because a task it depends on failed: task T1 'bad' failed: boom/);
+      // It inherited the failure through the part of its read that T1 wrote, not the whole read.
+      expect(h.settled.get(doomed.id)).toMatchObject({ task: "T6 'readsBad'", buffer: `B${b.id}`, region: regionOf(box([4], [8])) });
       expect(h.finish.has(doomed.id)).toBe(false);
       expect(h.finish.has(fine.id)).toBe(true);
       h.finish.get(fine.id)!.resolve();

@@ -158,6 +158,9 @@ describe('queue: failures', () => {
     await expect(snapshot).rejects.toThrow(
       "task T2 'fence' did not run because a task it depends on failed: task T1 'throw_in_chunk' failed in chunk 1 (offset (5) range (5)): kernel 'throw_in_chunk' threw at task 1: chunk 1 fails on purpose",
     );
+    // The passed-on failure names the buffer and the region the fence reads that the failed task wrote.
+    const passedOn = (await snapshot.catch((e: unknown) => e)) as TaskGraphError;
+    expect({ task: passedOn.task, buffer: passedOn.buffer, region: formatRegion(passedOn.region as never) }).toEqual({ task: "T2 'fence'", buffer: 'B0', region: '{[(0),(10))}' });
     const err = await q.wait().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskGraphError);
     expect((err as TaskGraphError).task).toBe("T1 'throw_in_chunk'");

@@ -194,9 +194,12 @@ describe('validation', () => {
     const b = buffer([8], 'line');
     const attempt = (): TaskRecord => kernel(g, 'k', [[b, slice(1), read]], [8, 8]);
     expect(attempt).toThrow(
-      new RangeMapperError('slice(1)', 2, 1, `task T1 'k', buffer B${b.id} 'line': range mapper slice(1) needs a kernel and a buffer of one dimensionality with a dimension 1, got a 2-dimensional kernel and a 1-dimensional buffer`),
+      new RangeMapperError('slice(1)', 2, 1, `task T1 'k', buffer B${b.id} 'line': range mapper slice(1) needs a kernel and a buffer of one dimensionality with a dimension 1, got a 2-dimensional kernel and a 1-dimensional buffer`, {
+        task: "T1 'k'",
+        buffer: `B${b.id} 'line'`,
+      }),
     );
-    expect(attempt).toThrow(expect.objectContaining({ mapper: 'slice(1)', kernelDims: 2, bufferDims: 1 }));
+    expect(attempt).toThrow(expect.objectContaining({ mapper: 'slice(1)', kernelDims: 2, bufferDims: 1, task: "T1 'k'", buffer: `B${b.id} 'line'` }));
     expect(g.taskCount).toBe(0);
   });
 });

@@ -214,17 +214,22 @@ export class GeometryError extends PxlError {
 /**
  * A range mapper does not fit the kernel and buffer it was given, or returned something that is not
  * a subrange, box or region of the buffer's dimensionality. The message names the mapper and both
- * dimensionalities.
+ * dimensionalities; `task` and `buffer` name the task (`T3 'stencil'`) and buffer (`B0 'grid'`)
+ * when the error comes from a submitted task.
  */
 export class RangeMapperError extends PxlError {
   readonly mapper: string;
   readonly kernelDims: number;
   readonly bufferDims: number;
-  constructor(mapper: string, kernelDims: number, bufferDims: number, message: string, options?: { cause?: unknown }) {
+  readonly task: string | undefined;
+  readonly buffer: string | undefined;
+  constructor(mapper: string, kernelDims: number, bufferDims: number, message: string, options?: { cause?: unknown; task?: string; buffer?: string }) {
     super('PXL_RANGE_MAPPER', message, options);
     this.mapper = mapper;
     this.kernelDims = kernelDims;
     this.bufferDims = bufferDims;
+    this.task = options?.task;
+    this.buffer = options?.buffer;
   }
 }
 

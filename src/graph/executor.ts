@@ -1,6 +1,6 @@
 import { PxlError, TaskGraphError } from '../core/errors.js';
 import { intersection, isEmpty, union, type Region } from '../core/region.js';
-import type { BufferId } from './buffer.js';
+import { formatBufferId, type BufferId } from './buffer.js';
 import { dependencyTasks, taskLabel, type Dependency, type TaskId, type TaskRecord } from './task.js';
 
 /** A buffer region a true dependency carries. */
@@ -97,7 +97,7 @@ export class Executor {
     const horizon = task.kind === 'horizon';
     const node: Node = { task, run, onSettled, dependents: [], failedParts: [], watchers: [], waiting: 0, state: 'waiting' };
     this.#nodes.set(task.id, node);
-    let failure: PxlError | undefined;
+    let failure: FailedPart | undefined;
     for (const dep of dependencyTasks(task)) {
       const parts = partsOf(task.dependencies, dep);
       const data = parts.length > 0;
@@ -131,11 +131,11 @@ export class Executor {
    * The first failure `node` inherits by reading `parts` of what finished task `dep` wrote, or
    * undefined. A horizon inherits none: it records the failed parts instead.
    */
-  #failureThrough(node: Node, dep: TaskId, parts: readonly Part[]): PxlError | undefined {
+  #failureThrough(node: Node, dep: TaskId, parts: readonly Part[]): FailedPart | undefined {
     const failed = this.#failed.get(dep);
-    let found: PxlError | undefined;
+    let found: FailedPart | undefined;
     const hit = (part: Part, error: PxlError): void => {
-      if (node.task.kind !== 'horizon') found ??= error;
+      if (node.task.kind !== 'horizon') found ??= { ...part, error };
       else {
         // One part per buffer and failure, so a horizon's record stays as small as the regions it names.
         const i = node.failedParts.findIndex((f) => f.buffer === part.buffer && f.error === error);
@@ -268,10 +268,15 @@ export class Executor {
     }
   }
 
-  /** The failure of a task that cannot run because of the failure `root`: it names it and has it as its cause. */
-  #dependencyFailed(node: Node, root: PxlError): TaskGraphError {
+  /**
+   * The failure of a task that cannot run because of the failure `failed.error`: it names it, has it
+   * as its cause, and carries the buffer and region through which the task inherited it (part of
+   * what the task reads that the failed task did not write).
+   */
+  #dependencyFailed(node: Node, failed: FailedPart): TaskGraphError {
     const label = taskLabel(node.task);
-    return new DependencyFailed(`task ${label} did not run because a task it depends on failed: ${root.message}`, { task: label }, { cause: root });
+    const root = failed.error;
+    return new DependencyFailed(`task ${label} did not run because a task it depends on failed: ${root.message}`, { task: label, buffer: formatBufferId(failed.buffer), region: failed.region }, { cause: root });
   }
 
   #settle(node: Node, error: PxlError | undefined): void {

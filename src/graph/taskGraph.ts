@@ -338,7 +338,7 @@ function resolveAccess(label: string, spec: TaskSpec, a: AccessSpec): BufferAcce
     chunkRegions = spec.chunks.map((c) => applyRangeMapper(mapper, c, buffer.range));
   } catch (err) {
     if (!(err instanceof RangeMapperError)) throw err;
-    throw new RangeMapperError(err.mapper, err.kernelDims, err.bufferDims, `task ${label}, buffer ${buffer.label}: ${err.message}`, { cause: err });
+    throw new RangeMapperError(err.mapper, err.kernelDims, err.bufferDims, `task ${label}, buffer ${buffer.label}: ${err.message}`, { cause: err, task: label, buffer: buffer.label });
   }
   const r = chunkRegions.reduce<Region>((acc, c) => union(acc, c), emptyRegion(buffer.dims));
   return Object.freeze({ buffer: buffer.id, access, mapper: mapperName(a.mapper), region: r, chunkRegions: Object.freeze(chunkRegions) });
