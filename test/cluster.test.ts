@@ -69,7 +69,7 @@ describe.skipIf(!runThem)('a cluster of two workers', () => {
     await cdist(X, Y, { out: at('cdist.cluster.npy'), p: 2, dtype: 'float32', cluster });
     expect(await sameBytes(at('cdist.cluster.npy'), at('cdist.local.npy'))).toBe(true);
 
-    // Blocks of 1024 x 1024 float64 values (8 MiB) exceed the 1 MiB max payload: they go through the Object Store.
+    // Blocks of 1024 x 1024 float64 values (8 MiB) exceed the 1 MiB max payload: each goes as 9 part messages.
     await l2Kernel(X, { out: at('l2.local.npy') });
     await l2Kernel(X, { out: at('l2.cluster.npy'), cluster, minBlockSide: 1024 });
     expect(await sameBytes(at('l2.cluster.npy'), at('l2.local.npy'))).toBe(true);

@@ -16,10 +16,10 @@ import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
 import {
-  COORDINATOR_CONSUMER, encodeWorkItem, HEADER, HEARTBEAT_SUBJECT, INPUT_BUCKET, PROTOCOL_VERSION, runNames,
+  COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, INPUT_BUCKET, PROTOCOL_VERSION, runNames,
   type PcfItemOp, type RunNames, type WorkItem,
 } from './protocol.js';
-import { createRun, removeRun } from './runStreams.js';
+import { createRun, removeRun, reopenRun, runLeftovers } from './runStreams.js';
 import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js';
 
 /** Default of `cluster.ackWait`. */
@@ -31,6 +31,8 @@ const MAX_SIDE = 1024;
 const PUBLISH_WINDOW = 256;
 /** Results the coordinator holds unwritten: each is one block, up to MAX_SIDE^2 values. */
 const RESULTS_IN_HAND = 4;
+/** Block buffers kept for reuse. */
+const SPARE_BUFFERS = 4;
 /** Seconds without any live worker before the run says it is waiting. */
 const WAIT_NOTICE_S = 2;
 
@@ -83,20 +85,33 @@ async function openJetStream(nc: NatsConnection, url: string): Promise<JetStream
   }
 }
 
-/** Publishes the items of `blocks`, a window at a time; the msgID makes a republished item a no-op. */
-async function publishItems(js: JetStreamClient, names: RunNames, base: Omit<WorkItem, 'block'>, blocks: readonly BlockInfo[], signal: AbortSignal | undefined): Promise<void> {
+/**
+ * Publishes the items of `blocks`, a window at a time; the msgID (`tag` tells this coordinator's
+ * publications apart) makes an item the client publishes again after a lost acknowledgement a no-op.
+ */
+async function publishItems(js: JetStreamClient, names: RunNames, base: Omit<WorkItem, 'block'>, blocks: readonly BlockInfo[], tag: string, signal: AbortSignal | undefined): Promise<void> {
   for (let from = 0; from < blocks.length; from += PUBLISH_WINDOW) {
     if (signal?.aborted === true) return;
-    await Promise.all(blocks.slice(from, from + PUBLISH_WINDOW).map((b) => js.publish(names.workSubject, encodeWorkItem({ ...base, block: b.index }), { msgID: `${base.run}.${b.index}` })));
+    await Promise.all(blocks.slice(from, from + PUBLISH_WINDOW).map((b) => js.publish(names.workSubject, encodeWorkItem({ ...base, block: b.index }), { msgID: `${base.run}.${b.index}${tag}` })));
   }
 }
 
-/** The values of a result as a typed array of `dtype`, aligned (a copy when the bytes are not). */
+/** A block's result while its parts arrive: the bytes gathered into one aligned buffer. */
+interface Gathering {
+  readonly bytes: Uint8Array;
+  readonly parts: number;
+  readonly seen: Set<number>;
+  /**
+   * The part messages, acked once the block is written: a coordinator killed meanwhile leaves them
+   * in the stream for its resumed successor (a part acked early would leave the block incomplete
+   * there forever, its item being acked too).
+   */
+  readonly msgs: JsMsg[];
+}
+
+/** The values of `bytes` (aligned, owned) as a typed array of `dtype`. */
 function valuesOf(bytes: Uint8Array, dtype: 'float32' | 'float64'): FloatArray {
-  const size = dtype === 'float32' ? 4 : 8;
-  // new Uint8Array(view) copies; a Buffer's slice() would not.
-  const aligned = bytes.byteOffset % size === 0 ? bytes : new Uint8Array(bytes);
-  return dtype === 'float32' ? new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4) : new Float64Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 8);
+  return dtype === 'float32' ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
 }
 
 /**
@@ -135,13 +150,27 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
     const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
     const runId = runIdOf(req, rows, cols, side);
     names = runNames(runId);
-    // A killed coordinator of the same run may have left its streams: start them afresh.
-    await removeRun(jsm, names);
-    if (blocks.length === 0) return;
-    await createRun(jsm, names, ackWait, replicas);
-    await objm.create(names.resultBucket, { replicas, storage: StorageType.File });
+    // Items published now get msgIDs of their own: a republished item must not be taken for a
+    // duplicate of its first publication (the server remembers msgIDs for two minutes).
+    let publishTag = '';
+    let toPublish: readonly BlockInfo[] = blocks;
+    if (req.sink?.resumed === undefined || blocks.length === 0) {
+      // A killed coordinator of the same run may have left its streams: a fresh run starts them afresh.
+      await removeRun(jsm, names);
+      if (blocks.length === 0) return;
+      await createRun(jsm, names, ackWait, replicas);
+    } else {
+      // Resumed: results that workers delivered after the last journal flush are still in the
+      // result stream and are written, not recomputed; items still queued stay queued. Only the
+      // blocks found in neither (written and acked by the killed coordinator, but not journaled)
+      // are published again.
+      await reopenRun(jsm, names, ackWait, replicas);
+      const left = await runLeftovers(jsm, names);
+      toPublish = blocks.filter((b) => !left.queued.has(b.index) && !left.delivered.has(b.index));
+      publishTag = `.r${Date.now().toString(36)}`;
+    }
     const base = { v: PROTOCOL_VERSION, run: runId, op: itemOp(req), rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
-    await collect(req, nc, js, objm, names, blocks, () => publishItems(js, names!, base, blocks, signal));
+    await collect(req, nc, js, names, blocks, () => publishItems(js, names!, base, toPublish, publishTag, signal));
     await removeRun(jsm, names);
     names = undefined;
   } finally {
@@ -151,7 +180,7 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
 }
 
 /** Writes every result of `blocks` as it arrives; `publish` runs alongside (results may come before it ends). */
-async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamClient, objm: Objm, names: RunNames, blocks: readonly BlockInfo[], publish: () => Promise<void>): Promise<void> {
+async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamClient, names: RunNames, blocks: readonly BlockInfo[], publish: () => Promise<void>): Promise<void> {
   const { signal } = req;
   const todo = new Map(blocks.map((b) => [b.index, b]));
   const pairsTotal = blocks.reduce((n, b) => n + pairsInBlock(req.skip, b), 0);
@@ -194,33 +223,50 @@ async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamCli
     failure ??= { error };
     stop();
   });
-  let bucket: Awaited<ReturnType<Objm['open']>> | undefined;
+  const size = req.dtype === 'float32' ? 4 : 8;
+  const gathering = new Map<number, Gathering>();
+  // Block buffers come back once the writer has copied them: allocating 2 MiB per block was a good
+  // part of the coordinator's garbage collection.
+  const spare: Uint8Array[] = [];
+  const buffer = (length: number): Uint8Array => {
+    const k = spare.findIndex((b) => b.byteLength === length);
+    return k >= 0 ? spare.splice(k, 1)[0]! : new Uint8Array(length);
+  };
   try {
     for await (const msg of messages) {
-      const block = await resultBlock(msg, req, todo);
+      const block = resultBlock(msg, req, todo);
       if (block !== undefined) {
         const worker = msg.headers?.get(HEADER.worker) || 'unknown worker';
-        const object = msg.headers?.get(HEADER.object) ?? '';
-        let bytes = msg.data;
-        if (object !== '') {
-          bucket ??= await objm.open(names.resultBucket);
-          const stored = await bucket.getBlob(object);
-          if (stored === null) throw new InputFormatError(`the result object ${object} of block ${block.index} is missing from the bucket ${names.resultBucket}`);
-          bytes = stored;
+        const part = partOf(msg.headers?.get(HEADER.part));
+        const length = block.rowCount * block.colCount * size;
+        if (part === undefined) throw new InputFormatError(`worker ${worker} sent block ${block.index} with a part header ${JSON.stringify(msg.headers?.get(HEADER.part))} that is not k/n`);
+        let g = gathering.get(block.index);
+        if (g === undefined || g.parts !== part.n) {
+          // One copy per byte: the parts land in a fresh buffer, aligned for the typed array.
+          g = { bytes: buffer(length), parts: part.n, seen: new Set(), msgs: [] };
+          gathering.set(block.index, g);
         }
-        const size = req.dtype === 'float32' ? 4 : 8;
-        if (bytes.byteLength !== block.rowCount * block.colCount * size) {
-          throw new InputFormatError(`worker ${worker} sent ${bytes.byteLength} bytes for block ${block.index}, which holds ${block.rowCount * block.colCount} ${req.dtype} values`);
+        const partSize = partBytes(length, part.n);
+        const expected = Math.min(partSize, length - part.k * partSize);
+        if (msg.data.byteLength !== expected) {
+          throw new InputFormatError(`worker ${worker} sent ${msg.data.byteLength} bytes as part ${part.k + 1} of ${part.n} of block ${block.index}, whose ${block.rowCount * block.colCount} ${req.dtype} values make that part ${expected} bytes`);
         }
-        await req.writer.write(block, valuesOf(bytes, req.dtype));
+        g.bytes.set(msg.data, part.k * partSize);
+        g.seen.add(part.k);
+        g.msgs.push(msg);
+        if (g.seen.size < g.parts) continue;
+        gathering.delete(block.index);
+        await req.writer.write(block, valuesOf(g.bytes, req.dtype));
+        for (const m of g.msgs) m.ack();
+        if (spare.length < SPARE_BUFFERS) spare.push(g.bytes);
         todo.delete(block.index);
         roster.delivered(worker);
         blocksDone++;
         pairsDone += pairsInBlock(req.skip, block);
         req.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal, device: roster.deviceOf(worker) });
-        if (object !== '') void bucket?.delete(object).catch(() => undefined);
+      } else {
+        msg.ack();
       }
-      msg.ack();
       if (todo.size === 0) break;
     }
   } finally {
@@ -241,7 +287,7 @@ async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamCli
  * already written, or one outside this run's blocks.
  * @throws UnsupportedError when the message is a worker's refusal, with its reason.
  */
-async function resultBlock(msg: JsMsg, req: ClusterRequest, todo: ReadonlyMap<number, BlockInfo>): Promise<BlockInfo | undefined> {
+function resultBlock(msg: JsMsg, req: ClusterRequest, todo: ReadonlyMap<number, BlockInfo>): BlockInfo | undefined {
   const h = msg.headers;
   const index = Number(h?.get(HEADER.block));
   const refusal = h?.get(HEADER.error) ?? '';

@@ -3,16 +3,17 @@
  * Context, one block per Job (a Job per core) at a time. While a block computes, the item is kept
  * alive with `working()` heartbeats at a third of the run's ack wait; the compute itself runs on
  * the MU cores, so the event loop stays free for those timers. A result goes back as raw bytes
- * (through the Object Store when it exceeds the server's max payload) before the item is acked, so
- * a worker killed at any point loses nothing: its item comes back to another worker.
+ * (in parts of the server's max payload) before the item is acked, so a worker killed at any point
+ * loses nothing: its item comes back to another worker. A core does not wait for its last block's
+ * delivery: it takes and computes the next item meanwhile.
  *
  * A worker runs only operations it knows by name: the built-in PCF operation. An item naming
  * anything else is refused with the reason, which the coordinator reports to its user.
  */
 import { hostname } from 'node:os';
 import { jetstream, jetstreamManager, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { Objm, type ObjectStore } from '@nats-io/obj';
-import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { Objm } from '@nats-io/obj';
+import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import { PcfWorkspace } from '../pcf/pcfWorkspace.js';
@@ -21,7 +22,7 @@ import { createContext, type Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import { connectCluster, type ConnectOptions } from './connection.js';
 import { decodePcfSet } from './pcfBlob.js';
-import { decodeWorkItem, HEADER, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
+import { decodeWorkItem, HEADER, partBytes, partCount, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
 import { WorkerRun } from './workerRun.js';
 
 /** Options of {@link runWorker}. */
@@ -160,7 +161,13 @@ class WorkerState {
   }
 }
 
-/** Publishes the result (or refusal) of an item, then acks (or terminates) the item. */
+/**
+ * Publishes the result (or refusal) of an item, then acks (or terminates) the item. A result larger
+ * than a message may be goes out as parts of the max payload, published together. Each part's
+ * msgID names the item by its stream sequence: a part the server already holds from an earlier
+ * delivery of the same item (a worker killed while it published) is dropped there, while an item
+ * published again for the same block (by a resumed coordinator) gets its results through.
+ */
 async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefined, outcome: { bytes: Uint8Array } | { refusal: string }): Promise<void> {
   const run = item?.run ?? /^pxl\.([0-9a-f]+)\.work$/.exec(msg.subject)?.[1];
   if (run === undefined) {
@@ -168,29 +175,35 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
     return;
   }
   const names = runNames(run);
-  const h = headers();
-  h.set(HEADER.run, run);
-  h.set(HEADER.worker, state.id);
-  if (item !== undefined) {
-    h.set(HEADER.block, String(item.block));
-    h.set(HEADER.dtype, item.op.dtype);
-  }
-  let body: Uint8Array = new Uint8Array(0);
+  const head = (): MsgHdrs => {
+    const h = headers();
+    h.set(HEADER.run, run);
+    h.set(HEADER.worker, state.id);
+    if (item !== undefined) {
+      h.set(HEADER.block, String(item.block));
+      h.set(HEADER.dtype, item.op.dtype);
+    }
+    return h;
+  };
   if ('refusal' in outcome) {
+    const h = head();
     // Header values are one line.
     h.set(HEADER.error, outcome.refusal.replace(/[\r\n]+/g, ' '));
-  } else if (outcome.bytes.byteLength + HEADER_ROOM > state.nc.info!.max_payload) {
-    const object = `block-${item!.block}`;
-    const bucket: ObjectStore = await state.objm.open(names.resultBucket);
-    // Chunks as large as a message may be: a few publishes per block instead of one per 128 KiB.
-    await bucket.putBlob({ name: object, options: { max_chunk_size: state.nc.info!.max_payload - HEADER_ROOM } }, outcome.bytes);
-    h.set(HEADER.object, object);
-  } else {
-    body = outcome.bytes;
+    await state.js.publish(names.resultSubject, new Uint8Array(0), { headers: h });
+    msg.term();
+    return;
   }
-  await state.js.publish(names.resultSubject, body, { headers: h, ...(item === undefined || 'refusal' in outcome ? {} : { msgID: `${run}.${item.block}` }) });
-  if ('refusal' in outcome) msg.term();
-  else msg.ack();
+  const { bytes } = outcome;
+  const parts = partCount(bytes.byteLength, Math.max(1, state.nc.info!.max_payload - HEADER_ROOM));
+  const partSize = partBytes(bytes.byteLength, parts);
+  const sends: Promise<unknown>[] = [];
+  for (let k = 0; k < parts; k++) {
+    const h = head();
+    if (parts > 1) h.set(HEADER.part, `${k}/${parts}`);
+    sends.push(state.js.publish(names.resultSubject, bytes.subarray(k * partSize, (k + 1) * partSize), { headers: h, msgID: `${run}.${item!.block}.${msg.seq}.${k}` }));
+  }
+  await Promise.all(sends);
+  msg.ack();
 }
 
 /** An item computed (or refused), its heartbeat still running until it is delivered. */
@@ -199,6 +212,8 @@ interface Computed {
   readonly item: WorkItem | undefined;
   readonly outcome: { bytes: Uint8Array } | { refusal: string };
   readonly alive: ReturnType<typeof setInterval> | undefined;
+  /** Lets the run reuse the bytes' output slot (and dispose its storages). */
+  readonly done?: () => void;
 }
 
 /** Runs one item on device `device`, keeping it alive while it computes. */
@@ -211,7 +226,8 @@ async function computeItem(state: WorkerState, msg: JsMsg, device: number): Prom
     const run = await state.run(item);
     const block = run.blockOf(item);
     if (state.verbose) state.log(`block ${item.block} of run ${item.run}: started on core ${device}`);
-    return { msg, item, alive, outcome: { bytes: await run.compute(block, device) } };
+    const { bytes, done } = await run.compute(block, device);
+    return { msg, item, alive, done, outcome: { bytes } };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     state.log(`refused ${item === undefined ? 'an item' : `block ${item.block} of run ${item.run}`}: ${reason}`);
@@ -229,33 +245,47 @@ async function deliverItem(state: WorkerState, c: Computed): Promise<void> {
     state.log(`could not deliver a result: ${(error as Error).message}`);
   } finally {
     clearInterval(c.alive);
+    c.done?.();
   }
 }
 
-/** One device's loop: take an item, run it, deliver it; until the worker stops. */
+/**
+ * One device's loop: take an item, run it, deliver it; until the worker stops. A block's delivery
+ * runs while the device takes and computes the next one (a core otherwise idles for the
+ * round trips of every result); at most one delivery per device is in flight, so a worker holds at
+ * most two results per core.
+ */
 async function deviceLoop(state: WorkerState, device: number): Promise<void> {
   let trouble = '';
-  while (!state.stopping) {
-    let msg: JsMsg | undefined;
-    try {
-      msg = await state.next();
-      trouble = '';
-    } catch (error) {
-      // A run deleted under the pull, or the server gone for a moment: look again shortly.
-      const text = (error as Error).message;
-      if (text !== trouble && !/not found|deleted/i.test(text)) state.log(`waiting: ${text}`);
-      trouble = text;
-      state.listedAt = -Infinity;
-      await sleep(250);
-      continue;
+  let delivering: Promise<void> = Promise.resolve();
+  try {
+    while (!state.stopping) {
+      let msg: JsMsg | undefined;
+      try {
+        msg = await state.next();
+        trouble = '';
+      } catch (error) {
+        // A run deleted under the pull, or the server gone for a moment: look again shortly.
+        const text = (error as Error).message;
+        if (text !== trouble && !/not found|deleted/i.test(text)) state.log(`waiting: ${text}`);
+        trouble = text;
+        state.listedAt = -Infinity;
+        state.consumers.clear();
+        await sleep(250);
+        continue;
+      }
+      if (msg === undefined) continue;
+      if (state.stopping) {
+        // Fetched while stopping: hand it back at once rather than after the ack wait.
+        msg.nak();
+        break;
+      }
+      const computed = await computeItem(state, msg, device);
+      await delivering;
+      delivering = deliverItem(state, computed);
     }
-    if (msg === undefined) continue;
-    if (state.stopping) {
-      // Fetched while stopping: hand it back at once rather than after the ack wait.
-      msg.nak();
-      break;
-    }
-    await deliverItem(state, await computeItem(state, msg, device));
+  } finally {
+    await delivering;
   }
 }
 

@@ -31,9 +31,11 @@ export class WorkerRun {
   readonly #op: PcfBlockOp;
   readonly #uploads: readonly DevicePtr[];
   readonly #storages = new Map<number, Storage>();
+  /** The output slot each device used last. */
+  readonly #slots = new Map<number, BufferSlot>();
   /** Last time a block of this run was taken, for dropping runs that went quiet. */
   lastUsed = Date.now();
-  /** Blocks computing now: a run dropped meanwhile (its stream deleted) is disposed after them. */
+  /** Blocks computing or being sent now: a run dropped meanwhile (its stream deleted) is disposed after them. */
   #active = 0;
   #dropped = false;
 
@@ -86,25 +88,35 @@ export class WorkerRun {
   }
 
   /**
-   * Computes `block` on device (Job) `device` and returns its values as little-endian bytes, a
-   * copy the caller owns. One block at a time per device.
+   * Computes `block` on device (Job) `device` and returns its values as little-endian bytes: a view
+   * of one of the device's two output slots, which take turns, so the bytes stay valid until the
+   * device's next-but-one block starts (a worker delivers one block while it computes the next),
+   * and the run keeps its storages until `done` is called (once the bytes are sent).
+   * One block at a time per device.
    */
-  async compute(block: BlockInfo, device: number): Promise<Uint8Array> {
+  async compute(block: BlockInfo, device: number): Promise<{ bytes: Uint8Array; done: () => void }> {
     this.lastUsed = Date.now();
     let storage = this.#storages.get(device);
     if (storage === undefined) this.#storages.set(device, (storage = this.#op.initStorage(device, this.#scheduler)));
-    const slot: BufferSlot = 0;
+    const slot: BufferSlot = this.#slots.get(device) === 0 ? 1 : 0;
+    this.#slots.set(device, slot);
     const out = this.#op.outputBuffer(storage, slot);
     const n = block.rowCount * block.colCount;
     this.#active++;
+    let finished = false;
+    const done = (): void => {
+      if (finished) return;
+      finished = true;
+      if (--this.#active === 0 && this.#dropped) this.#release();
+    };
     try {
       out.fill(0, 0, n);
       await this.#op.execBlock(storage, block, slot);
-      const values = out.slice(0, n);
-      return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-    } finally {
-      if (--this.#active === 0 && this.#dropped) this.#release();
+    } catch (error) {
+      done();
+      throw error;
     }
+    return { bytes: new Uint8Array(out.buffer, out.byteOffset, n * out.BYTES_PER_ELEMENT), done };
   }
 
   /** Gives back the storages and uploads, at once or after the blocks computing now. */
