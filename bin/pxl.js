@@ -1,5 +1,13 @@
 #!/usr/bin/env node
 // The `pxl` command: runs the CLI built into dist/ and exits with its code.
+import { setFlagsFromString } from 'node:v8';
+
+// Young generations of 1 MiB (V8's default grows them to 16 MiB per isolate): the worker threads
+// created from here on, one per core, then keep a few MiB of garbage each rather than tens, which
+// is most of the difference between pxl's peak memory and its data's (bench/cli.mjs). Their work
+// is WebAssembly and typed arrays, which makes little garbage, so the smaller space costs no speed.
+setFlagsFromString('--max-semi-space-size=1');
+
 let cli;
 try {
   cli = await import('../dist/cli/main.js');

@@ -5,7 +5,8 @@
  */
 import { availableParallelism } from 'node:os';
 import type { FloatDType } from '../blocks/floatArray.js';
-import type { PairwiseOptions } from '../pcf/operations.js';
+import { type PairwiseOptions, pdist } from '../pcf/operations.js';
+import { randomPcfs } from '../pcf/random.js';
 import { type Context, createContext } from '../pxl/context.js';
 import { UsageError } from './terminal.js';
 import { plural } from './wording.js';
@@ -18,6 +19,11 @@ export interface CliDevices {
   readonly call: Pick<PairwiseOptions, 'context' | 'device' | 'devices'>;
   /** E.g. "2 CPU cores", "the GPU", "2 CPU cores and the GPU". */
   readonly description: string;
+  /**
+   * Settles when the CPU cores have started: their worker threads run and hold the PCF kernels.
+   * Never rejects (a failure shows again, with its message, in the command's own call).
+   */
+  readonly ready: Promise<void>;
   /** Destroys the Context opened for --cores. */
   dispose(): Promise<void>;
 }
@@ -43,8 +49,13 @@ export function checkDeviceOptions(device: CliDevice, cores: number | undefined)
   if (device === 'gpu' && cores !== undefined) throw new UsageError('--cores counts the CPU cores that compute, and --device gpu uses none: leave out --cores, or use --device all');
 }
 
-/** Opens the devices: a CPU Context of `cores` one-core Subs when --cores is given, else the defaults of pdist/cdist/l2Kernel. */
-export async function openDevices(device: CliDevice, cores: number | undefined): Promise<CliDevices> {
+/**
+ * Opens the devices: a CPU Context of `cores` one-core Subs when --cores is given, else the
+ * defaults of pdist/cdist/l2Kernel. The CPU cores are started at once, with a pdist of two tiny
+ * PCFs, so that the worker threads start and load their kernels while the command reads its
+ * inputs; the command's own call then finds them running.
+ */
+export async function openDevices(device: CliDevice, cores: number | undefined, signal?: AbortSignal): Promise<CliDevices> {
   checkDeviceOptions(device, cores);
   const cpuCores = cores ?? availableParallelism();
   let context: Context | undefined;
@@ -52,10 +63,15 @@ export async function openDevices(device: CliDevice, cores: number | undefined):
   const cpu = context ?? 'cpu';
   const call: CliDevices['call'] = device === 'gpu' ? { device: 'gpu' } : device === 'all' ? { devices: [cpu, 'gpu'] } : context === undefined ? {} : { context };
   const cpuText = plural(cpuCores, 'CPU core');
+  const ready = device === 'gpu'
+    ? Promise.resolve()
+    : pdist(randomPcfs({ n: 2, points: 2, seed: 0 }), { ...(context && { context }), ...(signal && { signal }) }).then(() => undefined, () => undefined);
   return {
     call,
+    ready,
     description: device === 'gpu' ? 'the GPU' : device === 'all' ? `${cpuText} and the GPU` : cpuText,
     dispose: async () => {
+      await ready;
       await context?.destroy();
     },
   };

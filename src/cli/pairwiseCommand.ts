@@ -23,24 +23,45 @@ import { formatSummary, ProgressBar } from './progress.js';
 import { UsageError } from './terminal.js';
 import { plural } from './wording.js';
 
+/** What the checks before reading settle: the output format and the element type. */
+interface Plan {
+  readonly format: OutputFormat;
+  readonly dtype: FloatDType;
+  readonly toStdout: boolean;
+  /** Computed in memory and written at the end: a .json OUTPUT, or standard output (which cannot seek). */
+  readonly inMemory: boolean;
+}
+
 /**
  * Checks the options against each other and fails fast, before reading or computing anything, on
- * an output that cannot be written; resolves to the output format and the element type.
+ * an output that cannot be written.
  */
-async function prepare(options: CommonOptions, inputs: readonly string[]): Promise<{ format: OutputFormat; dtype: FloatDType }> {
+async function prepare(options: CommonOptions, inputs: readonly string[]): Promise<Plan> {
   if (options.nats !== undefined && (options.cores !== undefined || options.device !== 'cpu')) {
     throw new UsageError('--cores and --device choose this machine\'s devices, but with --nats the blocks run on workers: leave them out here and give them to pxl worker');
   }
   checkDeviceOptions(options.device, options.cores);
   const dtype = dtypeFor(options.device, options.dtype);
   const format = chooseOutputFormat(options.output, options.format);
-  if (options.output !== STDIO) {
+  const toStdout = options.output === STDIO;
+  if (options.nats !== undefined && (format !== 'npy' || toStdout)) {
+    throw new UsageError(`--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy${toStdout ? ' instead of -o -' : ''}`);
+  }
+  if (options.nats === undefined) {
+    for (const [flag, value] of [['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-token', options.natsToken], ['--nats-ca', options.natsCa], ['--ack-wait', options.ackWait]] as const) {
+      if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
+    }
+  }
+  if (options.resume === true && (format !== 'npy' || toStdout)) {
+    throw new UsageError(`--resume continues a partial .npy output file; ${toStdout ? 'standard output' : 'a .json output'} is written whole at the end, so there is nothing to resume`);
+  }
+  if (!toStdout) {
     if (inputs.some((input) => input !== STDIO && resolve(input) === resolve(options.output))) {
       throw new UsageError(`the output ${options.output} is also an input; writing it would replace the input, so choose another path`);
     }
     await checkWritable(options.output);
   }
-  return { format, dtype };
+  return { format, dtype, toStdout, inMemory: format === 'json' || toStdout };
 }
 
 /** The API options every pairwise command passes. */
@@ -56,68 +77,64 @@ interface PairwiseJob<T> {
   readonly command: string;
   readonly inputs: string;
   readonly pairs: number;
-  /** Elements of the arranged result, for the memory check of a result written as JSON. */
+  /** Elements of the arranged result, for the memory check of a result held in memory. */
   readonly elements: number;
   /** The result streamed into OUTPUT (.npy), with `out` and `resume` added to `call`. */
   readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<unknown>;
-  /** The result in memory (for .json). */
+  /** The result in memory (for .json and standard output). */
   readonly compute: (call: CallOptions) => Promise<T>;
   readonly arrange: (result: T) => OutputArray;
 }
 
 /**
- * Computes with a progress bar, then prints the summary line. A .npy OUTPUT is written block by
- * block as the blocks finish; a .json one, and anything written to standard output (which cannot
- * seek), is computed in memory (after checking that it fits, with the copy the layout or the
- * encoding makes) and then written: atomically into a file, front to back into standard output.
+ * Checks the options, opens the devices, reads the inputs (`read`), computes with a progress bar,
+ * then prints the summary line. The CPU cores start (worker threads, kernels) while the inputs are
+ * read, so that start-up overlaps the reading. A .npy OUTPUT is written block by block as the
+ * blocks finish; a .json one, and anything written to standard output, is computed in memory (after
+ * checking that it fits, with the copy the layout or the encoding makes) and then written:
+ * atomically into a file, front to back into standard output.
  */
-async function runPairwise<T>(env: CommandEnv, options: CommonOptions, format: OutputFormat, dtype: FloatDType, job: PairwiseJob<T>): Promise<void> {
-  const toStdout = options.output === STDIO;
-  if (options.nats !== undefined && format !== 'npy') {
-    throw new UsageError('--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy');
-  }
-  if (options.nats === undefined) {
-    for (const [flag, value] of [['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-token', options.natsToken], ['--nats-ca', options.natsCa], ['--ack-wait', options.ackWait]] as const) {
-      if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
-    }
-  }
-  if (options.nats !== undefined && toStdout) {
-    throw new UsageError('--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy instead of -o -');
-  }
-  if (options.resume === true && (format !== 'npy' || toStdout)) {
-    throw new UsageError(`--resume continues a partial .npy output file; ${toStdout ? 'standard output' : 'a .json output'} is written whole at the end, so there is nothing to resume`);
-  }
-  const inMemory = format === 'json' || toStdout;
-  if (inMemory) {
-    const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
-    const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
-    checkMemory(2 * bytes, job.elements, `the ${dtype} result of ${job.command} on ${job.inputs}, held in memory ${held},`, [
-      { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)` },
-      ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
-    ]);
-  }
-  const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
-  const started = performance.now();
-  const cluster: ClusterOptions | undefined = options.nats === undefined ? undefined : {
-    nats: options.nats,
-    ...natsConnection(options),
-    ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
-    ...(options.replicas !== undefined && { replicas: options.replicas }),
-    onStatus: clusterReporter(env, options.quiet === true, bar),
-  };
+async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: readonly string[], read: (dtype: FloatDType) => Promise<PairwiseJob<T>>): Promise<void> {
+  const plan = await prepare(options, inputs);
+  const { format, dtype, toStdout, inMemory } = plan;
+  const cluster: ClusterOptions | undefined = options.nats === undefined ? undefined : { nats: options.nats };
   // The coordinator plugs itself into the cluster option when its layer loads; the commands load lazily.
   if (cluster !== undefined) await import('../cluster/register.js');
-  const devices: CliDevices | undefined = cluster === undefined ? await openDevices(options.device, options.cores) : undefined;
-  const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(cluster && { cluster }) };
+  const devices: CliDevices | undefined = cluster === undefined ? await openDevices(options.device, options.cores, env.signal) : undefined;
+  let seconds: number;
   let result: T | undefined;
+  let job: PairwiseJob<T>;
   try {
-    if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
-    else result = await job.compute(call);
+    job = await read(dtype);
+    if (inMemory) {
+      const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
+      const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
+      checkMemory(2 * bytes, job.elements, `the ${dtype} result of ${job.command} on ${job.inputs}, held in memory ${held},`, [
+        { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)` },
+        ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
+      ]);
+    }
+    await devices?.ready;
+    const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
+    const started = performance.now();
+    const clusterCall: ClusterOptions | undefined = cluster === undefined ? undefined : {
+      ...cluster,
+      ...natsConnection(options),
+      ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
+      ...(options.replicas !== undefined && { replicas: options.replicas }),
+      onStatus: clusterReporter(env, options.quiet === true, bar),
+    };
+    const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(clusterCall && { cluster: clusterCall }) };
+    try {
+      if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
+      else result = await job.compute(call);
+    } finally {
+      bar.stop();
+    }
+    seconds = (performance.now() - started) / 1000;
   } finally {
-    bar.stop();
     await devices?.dispose();
   }
-  const seconds = (performance.now() - started) / 1000;
   if (result !== undefined) {
     const array = job.arrange(result);
     if (toStdout) await writeArrayTo(streamSink(env.io.stdout, env.signal), STDOUT_NAME, format, array);
@@ -136,17 +153,18 @@ function stdinOf(env: CommandEnv): AsyncIterable<Uint8Array> {
 
 /** `pxl pdist INPUT -o OUTPUT`. */
 export async function pdistCommand(env: CommandEnv, input: string, options: PdistOptions): Promise<void> {
-  const { format, dtype } = await prepare(options, [input]);
-  const set = await readPcfInput(input, dtype, stdinOf(env));
-  const n = set.count;
-  await runPairwise(env, options, format, dtype, {
-    command: 'pdist',
-    inputs: plural(n, 'PCF'),
-    pairs: (n * (n - 1)) / 2,
-    elements: options.layout === 'condensed' ? (n * (n - 1)) / 2 : n * n,
-    toFile: (call) => pdist(set, { ...call, p: options.p, layout: options.layout }),
-    compute: (call) => pdist(set, { ...call, p: options.p }),
-    arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),
+  await runPairwise(env, options, [input], async (dtype) => {
+    const set = await readPcfInput(input, dtype, stdinOf(env));
+    const n = set.count;
+    return {
+      command: 'pdist',
+      inputs: plural(n, 'PCF'),
+      pairs: (n * (n - 1)) / 2,
+      elements: options.layout === 'condensed' ? (n * (n - 1)) / 2 : n * n,
+      toFile: (call) => pdist(set, { ...call, p: options.p, layout: options.layout }),
+      compute: (call) => pdist(set, { ...call, p: options.p }),
+      arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),
+    };
   });
 }
 
@@ -155,17 +173,18 @@ export async function l2KernelCommand(env: CommandEnv, input: string, options: L
   if (options.layout !== 'square') {
     throw new UsageError('l2-kernel writes only --layout square: scipy\'s condensed form drops the diagonal, which a kernel matrix needs');
   }
-  const { format, dtype } = await prepare(options, [input]);
-  const set = await readPcfInput(input, dtype, stdinOf(env));
-  const n = set.count;
-  await runPairwise(env, options, format, dtype, {
-    command: 'l2-kernel',
-    inputs: plural(n, 'PCF'),
-    pairs: (n * (n + 1)) / 2,
-    elements: n * n,
-    toFile: (call) => l2Kernel(set, call),
-    compute: (call) => l2Kernel(set, call),
-    arrange: squareLayout,
+  await runPairwise(env, options, [input], async (dtype) => {
+    const set = await readPcfInput(input, dtype, stdinOf(env));
+    const n = set.count;
+    return {
+      command: 'l2-kernel',
+      inputs: plural(n, 'PCF'),
+      pairs: (n * (n + 1)) / 2,
+      elements: n * n,
+      toFile: (call) => l2Kernel(set, call),
+      compute: (call) => l2Kernel(set, call),
+      arrange: squareLayout,
+    };
   });
 }
 
@@ -174,19 +193,20 @@ export async function cdistCommand(env: CommandEnv, x: string, y: string, option
   if (options.op === 'l2-inner' && options.pGiven) {
     throw new UsageError('--p is the exponent of --op distance; it cannot be combined with --op l2-inner');
   }
-  const { format, dtype } = await prepare(options, [x, y]);
-  // - as both X and Y is one standard input, read once: X against itself, as for one file.
-  const xs = await readPcfInput(x, dtype, stdinOf(env));
-  const ys: PcfSet = x === y || (x !== STDIO && y !== STDIO && resolve(x) === resolve(y)) ? xs : await readPcfInput(y, dtype, stdinOf(env));
   // The API refuses p with op 'l2Inner', as the CLI refuses --p with --op l2-inner.
   const op = options.op === 'l2-inner' ? { op: 'l2Inner' as const } : { op: 'distance' as const, p: options.p };
-  await runPairwise(env, options, format, dtype, {
-    command: 'cdist',
-    inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
-    pairs: xs.count * ys.count,
-    elements: xs.count * ys.count,
-    toFile: (call) => cdist(xs, ys, { ...call, ...op }),
-    compute: (call) => cdist(xs, ys, { ...call, ...op }),
-    arrange: (tensor) => ({ data: tensor.data, shape: tensor.shape }),
+  await runPairwise(env, options, [x, y], async (dtype) => {
+    // - as both X and Y is one standard input, read once: X against itself, as for one file.
+    const xs = await readPcfInput(x, dtype, stdinOf(env));
+    const ys: PcfSet = x === y || (x !== STDIO && y !== STDIO && resolve(x) === resolve(y)) ? xs : await readPcfInput(y, dtype, stdinOf(env));
+    return {
+      command: 'cdist',
+      inputs: `${xs.count} x ${plural(ys.count, 'PCF')}`,
+      pairs: xs.count * ys.count,
+      elements: xs.count * ys.count,
+      toFile: (call) => cdist(xs, ys, { ...call, ...op }),
+      compute: (call) => cdist(xs, ys, { ...call, ...op }),
+      arrange: (tensor) => ({ data: tensor.data, shape: tensor.shape }),
+    };
   });
 }
