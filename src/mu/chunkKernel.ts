@@ -21,7 +21,8 @@ export const CHUNK_ROW = 10;
 export interface ChunkView {
   /** Which chunk of the task, in `[0, chunkCount)`. */
   readonly index: number;
-  readonly dims: 1 | 2 | 3;
+  /** Dimensions of the kernel range: 0 for a kernel over one point (a scalar), 1 to 3 otherwise. */
+  readonly dims: 0 | 1 | 2 | 3;
   /** First index of the chunk along each dimension. */
   readonly offset: readonly number[];
   /** Extent of the chunk along each dimension. */
@@ -45,7 +46,7 @@ export interface ChunkKernelSpec<A extends unknown[]> {
 
 interface MutableChunk {
   index: number;
-  dims: 1 | 2 | 3;
+  dims: 0 | 1 | 2 | 3;
   offset: number[];
   range: number[];
   end: number[];
@@ -69,7 +70,7 @@ function readChunk(c: MutableChunk, table: Int32Array, t: number, width: number)
 function chunkRunner(table: NDView<Int32Array>, body: (chunk: ChunkView) => void, onChunk?: (t: number) => void): (first: number, end: number) => void {
   const rows = table.data;
   const width = table.shape[1] ?? CHUNK_ROW;
-  const dims = (rows[0] ?? 1) as 1 | 2 | 3;
+  const dims = (rows[0] ?? 1) as 0 | 1 | 2 | 3;
   const zeros = (): number[] => new Array<number>(dims).fill(0);
   const c: MutableChunk = { index: 0, dims, offset: zeros(), range: zeros(), end: zeros(), globalSize: zeros() };
   return (first, end) => {
