@@ -3,7 +3,8 @@
  * temporary store directory, and stopped by its process id (the store removed) in `stop`. A
  * restart keeps the port and the store, as a crashed and restarted server would.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -61,15 +62,17 @@ export async function natsServerAvailable(): Promise<boolean> {
 }
 
 /**
- * Starts nats-server with JetStream on a free loopback port.
+ * Starts nats-server with JetStream on a free loopback port; `extraArgs` are added to its command
+ * line (authentication: `--user U --pass P`, `--auth TOKEN`; TLS: `--tls --tlscert F --tlskey F`,
+ * with `--tlsverify --tlscacert F` for client certificates).
  * @throws when the server does not listen within 10 s.
  */
-export async function startNatsServer(): Promise<NatsTestServer> {
+export async function startNatsServer(extraArgs: readonly string[] = []): Promise<NatsTestServer> {
   const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'pxl-nats-'));
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    const c = spawn(SERVER, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    const c = spawn(SERVER, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...extraArgs], { stdio: 'ignore' });
     child = c;
     await Promise.race([
       waitForPort(port, 10_000),
@@ -98,4 +101,44 @@ export async function startNatsServer(): Promise<NatsTestServer> {
       await rm(storeDir, { recursive: true, force: true });
     },
   };
+}
+
+/** PEM files of a test certificate authority, a server certificate for 127.0.0.1 (and localhost, the name the NATS client checks for a loopback address) and a client certificate. */
+export interface TestCertificates {
+  readonly ca: string;
+  readonly serverCert: string;
+  readonly serverKey: string;
+  readonly clientCert: string;
+  readonly clientKey: string;
+}
+
+/** Whether the openssl command can be run here (TLS tests skip outside CI when it cannot). */
+export function opensslAvailable(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes a certificate authority and a server (IP 127.0.0.1) and client certificate signed by it,
+ * with `openssl` (P-256 keys, valid for a day) in `dir`.
+ */
+export function makeCertificates(dir: string): TestCertificates {
+  const at = (name: string): string => join(dir, name);
+  const ssl = (...args: string[]): void => {
+    execFileSync('openssl', args, { stdio: 'ignore' });
+  };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl('req', '-x509', ...ec, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '1', '-subj', '/CN=pxl test CA');
+  const sign = (name: string, extensions: string): void => {
+    ssl('req', ...ec, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=pxl test ${name}`);
+    writeFileSync(at(`${name}.ext`), extensions);
+    ssl('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at(`${name}.pem`), '-days', '1', '-extfile', at(`${name}.ext`));
+  };
+  sign('server', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  sign('client', 'extendedKeyUsage=clientAuth\n');
+  return { ca: at('ca.pem'), serverCert: at('server.pem'), serverKey: at('server.key'), clientCert: at('client.pem'), clientKey: at('client.key') };
 }
