@@ -128,7 +128,7 @@ describe.skipIf(!runThem)('three workers, one killed', () => {
   it('survives a worker killed with SIGKILL while it computes: its block is redelivered and the file is byte-identical', async () => {
     const server = await startNatsServer();
     servers.push(server);
-    const X = randomPcfs({ n: 3000, points: 20, seed: 31 });
+    const X = randomPcfs({ n: 2000, points: 20, seed: 31 });
     const pool = [worker(server, 'victim'), worker(server, 'k1'), worker(server, 'k2')];
     await Promise.all(pool.map((w) => w.line(/connected to/)));
     const victim = pool[0]!;
