@@ -60,6 +60,8 @@ export async function runProgram(args: readonly string[], io: Partial<CliIo>): P
   const resolved: CliIo = {
     stdout: io.stdout ?? process.stdout,
     stderr: io.stderr ?? process.stderr,
+    // process.stdin is opened only when an input is named - (pairwiseCommand.ts).
+    ...(io.stdin === undefined ? {} : { stdin: io.stdin }),
     ...(io.signal === undefined ? {} : { signal: io.signal }),
     interceptSigint: io.interceptSigint ?? true,
   };
