@@ -11,12 +11,17 @@ import { packageVersion } from './version.js';
 const EPILOG = `
 Input: a JSON file holding an array of PCFs or an object {"pcfs": [...]}; each
 PCF is an array of [t, v] pairs, one of them at t = 0. cdist also takes nested
-arrays of PCFs, which give its inputs a shape ([2, 3], ...).
+arrays of PCFs, which give its inputs a shape ([2, 3], ...). Or an .npz file of
+arrays offsets, times and values (as np.savez writes them). - reads JSON from
+standard input.
 
-Output, chosen by the extension of -o:
+Output, chosen by the extension of -o, or by --format:
   .npy   a NumPy array of float64 or float32 (--dtype), for numpy.load (also
          with mmap_mode='r'); written block by block, so it may exceed memory
   .json  nested arrays, one per axis, for small results held in memory
+-o - writes to standard output, in the --format given (held in memory first).
+Where it runs: --cores N CPU cores (default all), --device gpu or all for the
+GPU; pxl info shows what this machine has.
 pdist layouts: square is the n x n matrix with a zero diagonal; condensed is
 scipy's condensed vector: entry (i, j), i < j, at n*i - i*(i+1)/2 + (j - i - 1),
 as scipy.spatial.distance.squareform reads it.
