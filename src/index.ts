@@ -47,8 +47,8 @@ export type { PxlErrorCode } from './core/errors.js';
 export { pdist, cdist, l2Kernel } from './pcf/operations.js';
 export { destroyDefaultContext } from './pcf/defaultContext.js';
 // Several machines: the `cluster` option of the operations above, and the worker they run on.
-export { runWorker } from './cluster/index.js';
-export type { ClusterOptions, ClusterStatus, ClusterTlsOptions, WorkerOptions } from './cluster/index.js';
+export { runBlocksOnCluster, runWorker } from './cluster/index.js';
+export type { ClusterBlocksOptions, ClusterOpFactory, ClusterOpSetup, ClusterOptions, ClusterStatus, ClusterTlsOptions, WorkerOptions } from './cluster/index.js';
 export type { PairwiseOptions, DistanceOptions, CdistOptions, PdistOptions, L2KernelOptions, PcfInput, PairwiseDevice, ResultFile, ToFile } from './pcf/operations.js';
 export { Pcf, integrationLimit, FLOAT32_MAX } from './pcf/pcf.js';
 export type { PcfArray, PcfDtype, PcfFromOptions } from './pcf/pcf.js';

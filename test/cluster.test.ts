@@ -88,7 +88,7 @@ describe.skipIf(!runThem)('a cluster of two workers', () => {
       const consumer = await js.consumers.get(names.resultStream, COORDINATOR_CONSUMER);
       let msg = await consumer.next({ expires: 5000 });
       while (msg === null) msg = await consumer.next({ expires: 5000 });
-      expect(msg.headers?.get(HEADER.error)).toBe("this worker runs the built-in operation 'pxl.pcf' only, not \"evil.module\"; kernel modules must be on the worker's own allow-list (--modules)");
+      expect(msg.headers?.get(HEADER.error)).toBe("this worker runs the built-in operation 'pxl.pcf' and the kernel modules on its allow-list (--modules), not \"evil.module\"");
       msg.ack();
       await removeRun(jsm, names);
     } finally {

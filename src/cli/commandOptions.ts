@@ -71,6 +71,8 @@ export interface WorkerCliOptions extends NatsCliOptions {
   cores?: number;
   device: 'cpu';
   id?: string;
+  /** Comma-separated kernel modules (`--modules`). */
+  modules?: string;
   verbose?: boolean;
   quiet?: boolean;
 }

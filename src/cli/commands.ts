@@ -125,6 +125,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
     .addOption(new Option('--device <device>', 'where blocks run').choices(['cpu']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
+    .addOption(new Option('--modules <list>', 'kernel modules whose BlockOps this worker runs, comma-separated package names or paths, spelled as coordinators name them (default: built-in operations only)'))
     .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
     .addOption(quietOption('log lines on stderr'))
     .action(async (options: WorkerCliOptions) => (await import('./workerCommand.js')).workerCommand(env, options)), natsOptions());

@@ -11,6 +11,7 @@ export async function workerCommand(env: CommandEnv, options: WorkerCliOptions):
     ...(options.cores !== undefined && { cores: options.cores }),
     device: options.device,
     ...(options.id !== undefined && { id: options.id }),
+    ...(options.modules !== undefined && { modules: options.modules.split(',').map((m) => m.trim()).filter((m) => m !== '') }),
     signal: env.signal,
     verbose: options.verbose === true,
     log: (line) => {

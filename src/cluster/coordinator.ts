@@ -17,7 +17,7 @@ import { checkClusterOptions, connectCluster } from './connection.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
 import {
   COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, INPUT_BUCKET, PROTOCOL_VERSION, runNames,
-  type PcfItemOp, type RunNames, type WorkItem,
+  type ItemOp, type ModuleItemOp, type PcfItemOp, type RunNames, type WorkItem,
 } from './protocol.js';
 import { createRun, removeRun, reopenRun, runLeftovers } from './runStreams.js';
 import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js';
@@ -114,6 +114,19 @@ function valuesOf(bytes: Uint8Array, dtype: 'float32' | 'float64'): FloatArray {
   return dtype === 'float32' ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) : new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
 }
 
+/** What a run computes: its operation, inputs (object names; '' for none) and schedule. */
+interface RunPlan {
+  readonly op: ItemOp;
+  readonly rows: string;
+  readonly cols: string;
+  readonly scheduler: BlockScheduler;
+  readonly side: number;
+  readonly runId: string;
+}
+
+/** Where a run's results go and what its caller hears: the parts of a ClusterRequest the collection needs. */
+type RunTarget = Pick<ClusterRequest, 'skip' | 'dtype' | 'writer' | 'sink' | 'cluster' | 'signal' | 'onProgress'> & { readonly fnName: string };
+
 /**
  * Runs a pairwise request on the cluster: resolves once every block is written through
  * `req.writer`; the run's streams are removed afterwards (and on failure or cancellation).
@@ -123,18 +136,7 @@ function valuesOf(bytes: Uint8Array, dtype: 'float32' | 'float64'): FloatArray {
  *   reason and name in the message); CancelledError when `req.signal` aborts.
  */
 export async function runCoordinator(req: ClusterRequest): Promise<void> {
-  const cluster = checkClusterOptions(req.cluster);
-  const ackWait = cluster.ackWait ?? DEFAULT_ACK_WAIT_MS;
-  const replicas = cluster.replicas ?? 1;
-  const { signal } = req;
-  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
-  const nc = await connectCluster(cluster, 'pxl coordinator');
-  let names: RunNames | undefined;
-  let jsm: JetStreamManager | undefined;
-  try {
-    jsm = await openJetStream(nc, cluster.nats);
-    const js = jetstream(nc);
-    const objm = new Objm(js);
+  return coordinate(req, async (objm, replicas) => {
     const rowBytes = encodePcfSet(req.rows);
     const rows = blobName(rowBytes);
     await putInput(objm, rows, rowBytes, replicas);
@@ -144,11 +146,34 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
       cols = blobName(colBytes);
       await putInput(objm, cols, colBytes, replicas);
     }
-
     const side = blockSide(req);
     const scheduler = new BlockScheduler({ nRows: req.rows.count, nCols: req.cols.count, mode: req.mode, maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
+    return { op: itemOp(req), rows, cols, scheduler, side, runId: runIdOf(req, rows, cols, side) };
+  });
+}
+
+/**
+ * Runs the blocks of a kernel module's BlockOp on the cluster (see {@link ModuleItemOp}): like
+ * {@link runCoordinator}, without inputs in the Object Store (the op gets its parameters only).
+ */
+export async function runModuleCoordinator(target: RunTarget, op: ModuleItemOp, scheduler: BlockScheduler, side: number): Promise<void> {
+  return coordinate(target, async () => ({ op, rows: '', cols: '', scheduler, side, runId: randomBytes(8).toString('hex') }));
+}
+
+async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number) => Promise<RunPlan>): Promise<void> {
+  const cluster = checkClusterOptions(req.cluster);
+  const ackWait = cluster.ackWait ?? DEFAULT_ACK_WAIT_MS;
+  const replicas = cluster.replicas ?? 1;
+  const { signal } = req;
+  if (signal?.aborted === true) throw new CancelledError(`the ${req.fnName} computation was cancelled before it started`, { cause: signal.reason });
+  const nc = await connectCluster(cluster, 'pxl coordinator');
+  let names: RunNames | undefined;
+  let jsm: JetStreamManager | undefined;
+  try {
+    jsm = await openJetStream(nc, cluster.nats);
+    const js = jetstream(nc);
+    const { op, rows, cols, scheduler, side, runId } = await plan(new Objm(js), replicas);
     const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
-    const runId = runIdOf(req, rows, cols, side);
     names = runNames(runId);
     // Items published now get msgIDs of their own: a republished item must not be taken for a
     // duplicate of its first publication (the server remembers msgIDs for two minutes).
@@ -169,7 +194,7 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
       toPublish = blocks.filter((b) => !left.queued.has(b.index) && !left.delivered.has(b.index));
       publishTag = `.r${Date.now().toString(36)}`;
     }
-    const base = { v: PROTOCOL_VERSION, run: runId, op: itemOp(req), rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
+    const base = { v: PROTOCOL_VERSION, run: runId, op, rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
     await collect(req, nc, js, names, blocks, () => publishItems(js, names!, base, toPublish, publishTag, signal));
     await removeRun(jsm, names);
     names = undefined;
@@ -180,7 +205,7 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
 }
 
 /** Writes every result of `blocks` as it arrives; `publish` runs alongside (results may come before it ends). */
-async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamClient, names: RunNames, blocks: readonly BlockInfo[], publish: () => Promise<void>): Promise<void> {
+async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, names: RunNames, blocks: readonly BlockInfo[], publish: () => Promise<void>): Promise<void> {
   const { signal } = req;
   const todo = new Map(blocks.map((b) => [b.index, b]));
   const pairsTotal = blocks.reduce((n, b) => n + pairsInBlock(req.skip, b), 0);
@@ -287,7 +312,7 @@ async function collect(req: ClusterRequest, nc: NatsConnection, js: JetStreamCli
  * already written, or one outside this run's blocks.
  * @throws UnsupportedError when the message is a worker's refusal, with its reason.
  */
-function resultBlock(msg: JsMsg, req: ClusterRequest, todo: ReadonlyMap<number, BlockInfo>): BlockInfo | undefined {
+function resultBlock(msg: JsMsg, req: RunTarget, todo: ReadonlyMap<number, BlockInfo>): BlockInfo | undefined {
   const h = msg.headers;
   const index = Number(h?.get(HEADER.block));
   const refusal = h?.get(HEADER.error) ?? '';

@@ -3,9 +3,13 @@
  * operations, and the worker behind `pxl worker`. The NATS clients load on first use.
  */
 import './register.js';
+import type { DenseTensor } from '../blocks/index.js';
+import type { ClusterBlocksOptions } from './clusterBlocks.js';
 import type { WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
+export type { ClusterBlocksOptions } from './clusterBlocks.js';
+export type { ClusterOpFactory, ClusterOpSetup } from './kernelModules.js';
 export type { ClusterOptions, ClusterStatus, ClusterTlsOptions } from '../pcf/clusterHook.js';
 
 /**
@@ -21,4 +25,14 @@ export type { ClusterOptions, ClusterStatus, ClusterTlsOptions } from '../pcf/cl
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const worker = await import('./worker.js');
   return worker.runWorker(options);
+}
+
+/**
+ * Computes the blocks of a kernel module's BlockOp on the workers that allow the module (see
+ * docs/cluster.md and {@link ClusterOpFactory}); resolves to the dense `nRows x nCols` result.
+ * @throws (rejects) as runBlocksOnCluster in clusterBlocks.ts.
+ */
+export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor> {
+  const blocks = await import('./clusterBlocks.js');
+  return blocks.runBlocksOnCluster(options);
 }

@@ -71,12 +71,33 @@ export interface PcfItemOp {
   readonly dtype: FloatDType;
 }
 
+/**
+ * A BlockOp from a kernel module, as a work item names it: the module as the worker's allow-list
+ * spells it (`--modules`), the name of its export, and JSON parameters. The export is a
+ * {@link ClusterOpFactory}; a worker imports only modules on its own allow-list.
+ */
+export interface ModuleItemOp {
+  readonly name: 'module';
+  readonly module: string;
+  readonly export: string;
+  /** Handed to the factory as they are (JSON). */
+  readonly params: unknown;
+  /** Element type of the result. */
+  readonly dtype: FloatDType;
+}
+
+/** The operation of a work item. */
+export type ItemOp = PcfItemOp | ModuleItemOp;
+
 /** One block of work. */
 export interface WorkItem {
   readonly v: number;
   readonly run: string;
-  readonly op: PcfItemOp;
-  /** Object names in {@link INPUT_BUCKET} of the row and column PCF sets (the same for pdist). */
+  readonly op: ItemOp;
+  /**
+   * Object names in {@link INPUT_BUCKET} of the row and column PCF sets (the same for pdist);
+   * empty for a module op.
+   */
   readonly rows: string;
   readonly cols: string;
   /** The schedule: matrix size, mode and block side; `block` indexes its blocks. */
@@ -120,17 +141,24 @@ export function decodeWorkItem(bytes: Uint8Array): WorkItem {
   }
   if (item === null || typeof item !== 'object') throw new UnsupportedError('the work item is not a JSON object');
   if (item.v !== PROTOCOL_VERSION) throw new UnsupportedError(`the work item has format version ${String(item.v)}; this worker reads version ${PROTOCOL_VERSION} (run the same pxl version on coordinator and workers)`);
-  const op = item.op as Partial<Record<keyof PcfItemOp, unknown>> | null;
+  const op = item.op as (Partial<Record<keyof PcfItemOp, unknown>> & { name?: unknown }) | null;
   if (op === null || typeof op !== 'object') throw new UnsupportedError('the work item names no operation');
-  if (op.name !== 'pxl.pcf') throw new UnsupportedError(`this worker runs the built-in operation 'pxl.pcf' only, not ${JSON.stringify(op.name)}; kernel modules must be on the worker's own allow-list (--modules)`);
-  if (!OP_KINDS.includes(op.kind as (typeof OP_KINDS)[number])) throw new UnsupportedError(`unknown PCF operation kind ${JSON.stringify(op.kind)}`);
-  if (typeof op.p !== 'number' || !(op.p >= 1) || !Number.isFinite(op.p)) throw new UnsupportedError(`the exponent p must be a finite number >= 1, got ${JSON.stringify(op.p)}`);
-  if (!TRIANGLE_SKIP_MODES.includes(op.skip as TriangleSkipMode)) throw new UnsupportedError(`unknown triangle skip mode ${JSON.stringify(op.skip)}`);
+  if (op.name === 'module') {
+    const m = op as Partial<Record<keyof ModuleItemOp, unknown>>;
+    if (typeof m.module !== 'string' || m.module === '' || m.module.length > 1000) throw new UnsupportedError('the work item names no kernel module');
+    if (typeof m.export !== 'string' || !/^[A-Za-z_$][\w$]{0,99}$/.test(m.export)) throw new UnsupportedError(`the work item's export ${JSON.stringify(m.export)} is not a JavaScript name`);
+    for (const name of ['rows', 'cols'] as const) if (item[name] !== '') throw new UnsupportedError(`a module op's work item has no ${name}`);
+  } else {
+    if (op.name !== 'pxl.pcf') throw new UnsupportedError(`this worker runs the built-in operation 'pxl.pcf' and the kernel modules on its allow-list (--modules), not ${JSON.stringify(op.name)}`);
+    if (!OP_KINDS.includes(op.kind as (typeof OP_KINDS)[number])) throw new UnsupportedError(`unknown PCF operation kind ${JSON.stringify(op.kind)}`);
+    if (typeof op.p !== 'number' || !(op.p >= 1) || !Number.isFinite(op.p)) throw new UnsupportedError(`the exponent p must be a finite number >= 1, got ${JSON.stringify(op.p)}`);
+    if (!TRIANGLE_SKIP_MODES.includes(op.skip as TriangleSkipMode)) throw new UnsupportedError(`unknown triangle skip mode ${JSON.stringify(op.skip)}`);
+    for (const name of ['rows', 'cols'] as const) {
+      if (typeof item[name] !== 'string' || !/^pcf-[0-9a-f]{64}$/.test(item[name])) throw new UnsupportedError(`the work item's ${name} is not an input name`);
+    }
+  }
   if (!FLOAT_DTYPES.includes(op.dtype as FloatDType)) throw new UnsupportedError(`unknown result dtype ${JSON.stringify(op.dtype)}`);
   if (typeof item.run !== 'string' || !/^[0-9a-f]{1,64}$/.test(item.run)) throw new UnsupportedError('the work item has no valid run id');
-  for (const name of ['rows', 'cols'] as const) {
-    if (typeof item[name] !== 'string' || !/^pcf-[0-9a-f]{64}$/.test(item[name])) throw new UnsupportedError(`the work item's ${name} is not an input name`);
-  }
   if (!isSize(item.nRows, 1) || !isSize(item.nCols, 1) || !isSize(item.blockSide, 1) || !isSize(item.block, 0) || !isSize(item.ackWait, 1)) {
     throw new UnsupportedError('the work item lacks its sizes (nRows, nCols, blockSide, block, ackWait)');
   }

@@ -7,8 +7,9 @@
  * loses nothing: its item comes back to another worker. A core does not wait for its last block's
  * delivery: it takes and computes the next item meanwhile.
  *
- * A worker runs only operations it knows by name: the built-in PCF operation. An item naming
- * anything else is refused with the reason, which the coordinator reports to its user.
+ * A worker runs only operations it knows by name: the built-in PCF operation, and the BlockOps of
+ * the kernel modules on its allow-list (`modules`). An item naming anything else is refused with
+ * the reason, which the coordinator reports to its user.
  */
 import { hostname } from 'node:os';
 import { jetstream, jetstreamManager, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
@@ -23,6 +24,7 @@ import type { Job } from '../pxl/job.js';
 import { connectCluster, type ConnectOptions } from './connection.js';
 import { decodePcfSet } from './pcfBlob.js';
 import { decodeWorkItem, HEADER, partBytes, partCount, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
+import { checkModuleList, loadClusterOp, type ClusterOpFactory } from './kernelModules.js';
 import { WorkerRun } from './workerRun.js';
 
 /** Options of {@link runWorker}. */
@@ -39,6 +41,11 @@ export interface WorkerOptions extends ConnectOptions {
   readonly log?: (line: string) => void;
   /** Also log each block as it starts and is delivered. Default false. */
   readonly verbose?: boolean;
+  /**
+   * Kernel modules whose BlockOps this worker runs (see {@link ClusterOpFactory}), spelled as the
+   * coordinator names them: package names or paths. Default none: the built-in operations only.
+   */
+  readonly modules?: readonly string[];
 }
 
 const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
@@ -67,6 +74,8 @@ class WorkerState {
   readonly jobs: readonly Job[];
   readonly log: (line: string) => void;
   readonly verbose: boolean;
+  /** The kernel modules this worker may import (`--modules`), as items must spell them. */
+  readonly modules: readonly string[];
   readonly runs = new Map<string, Promise<WorkerRun>>();
   readonly consumers = new Map<string, Consumer>();
   readonly inputs: { name: string; set: Promise<PcfSet> }[] = [];
@@ -75,8 +84,9 @@ class WorkerState {
   listedAt = -Infinity;
   stopping = false;
 
-  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean) {
+  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean, modules: readonly string[]) {
     this.verbose = verbose;
+    this.modules = modules;
     this.id = id;
     this.nc = nc;
     this.js = jetstream(nc);
@@ -149,10 +159,16 @@ class WorkerState {
   run(item: WorkItem): Promise<WorkerRun> {
     let run = this.runs.get(item.run);
     if (run === undefined) {
+      const op = item.op;
       run = (async () => {
+        if (op.name === 'module') {
+          const factory = await loadClusterOp(op, this.modules);
+          this.log(`joined run ${item.run}: ${op.export} of kernel module ${op.module}, ${item.nRows} x ${item.nCols}, blocks of side ${item.blockSide}`);
+          return WorkerRun.openModule(item, factory, this.workspace, this.jobs.length);
+        }
         const [rows, cols] = await Promise.all([this.input(item.rows), this.input(item.cols)]);
-        this.log(`joined run ${item.run}: ${item.op.kind}${item.op.kind === 'lp' ? ` p=${item.op.p}` : ''} of ${item.nRows} x ${item.nCols} PCFs, blocks of side ${item.blockSide}`);
-        return WorkerRun.open(item, rows, cols, this.ctx, this.workspace, this.jobs);
+        this.log(`joined run ${item.run}: ${op.kind}${op.kind === 'lp' ? ` p=${op.p}` : ''} of ${item.nRows} x ${item.nCols} PCFs, blocks of side ${item.blockSide}`);
+        return WorkerRun.open({ ...item, op }, rows, cols, this.ctx, this.workspace, this.jobs);
       })();
       this.runs.set(item.run, run);
       run.catch(() => this.runs.delete(item.run));
@@ -303,6 +319,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   if (options.id !== undefined && (typeof options.id !== 'string' || !/^[\w.:@-]{1,100}$/.test(options.id))) {
     throw new OptionError(`id must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
   }
+  const modules = checkModuleList(options.modules);
   const id = options.id ?? `${hostname()}:${process.pid}`;
   const log = options.log ?? (() => undefined);
   const signal = options.signal;
@@ -320,7 +337,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     ctx = await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
     const workspace = PcfWorkspace.of(ctx);
     const jobs = await workspace.acquireJobs(kernelsUrl, undefined);
-    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true);
+    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true, modules);
     const sendBeat = (): void => {
       try {
         nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices: jobs.length }));

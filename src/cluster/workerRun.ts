@@ -4,7 +4,7 @@
  * cost only their computing. The state is made from the first item of the run and checked against
  * every later one (an item of the same run must describe the same schedule).
  */
-import { BlockScheduler, type BlockInfo, type BufferSlot } from '../blocks/index.js';
+import { BlockScheduler, type BlockInfo, type BlockOp, type BufferSlot } from '../blocks/index.js';
 import { UnsupportedError } from '../core/errors.js';
 import { uploadPcfSet, type DevicePcfSet } from '../pcf/devicePcfSet.js';
 import { L2_INNER, pcfOp } from '../pcf/integrate.js';
@@ -14,9 +14,9 @@ import type { PcfSet } from '../pcf/pcfSet.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
-import type { WorkItem } from './protocol.js';
+import type { ClusterOpFactory } from './kernelModules.js';
+import type { PcfItemOp, WorkItem } from './protocol.js';
 
-type Storage = ReturnType<PcfBlockOp['initStorage']>;
 
 /** The key of an item's schedule and operation: items of one run must agree on it. */
 function shapeKey(item: WorkItem): string {
@@ -28,9 +28,10 @@ export class WorkerRun {
   readonly #key: string;
   readonly #workspace: PcfWorkspace;
   readonly #scheduler: BlockScheduler;
-  readonly #op: PcfBlockOp;
+  readonly #op: BlockOp<unknown>;
+  readonly #elementBytes: number;
   readonly #uploads: readonly DevicePtr[];
-  readonly #storages = new Map<number, Storage>();
+  readonly #storages = new Map<number, unknown>();
   /** The output slot each device used last. */
   readonly #slots = new Map<number, BufferSlot>();
   /** Last time a block of this run was taken, for dropping runs that went quiet. */
@@ -39,8 +40,9 @@ export class WorkerRun {
   #active = 0;
   #dropped = false;
 
-  private constructor(item: WorkItem, workspace: PcfWorkspace, scheduler: BlockScheduler, op: PcfBlockOp, uploads: readonly DevicePtr[]) {
+  private constructor(item: WorkItem, workspace: PcfWorkspace, scheduler: BlockScheduler, op: BlockOp<unknown>, uploads: readonly DevicePtr[]) {
     this.runId = item.run;
+    this.#elementBytes = item.op.dtype === 'float32' ? 4 : 8;
     this.#key = shapeKey(item);
     this.#workspace = workspace;
     this.#scheduler = scheduler;
@@ -52,7 +54,7 @@ export class WorkerRun {
    * Uploads the inputs of `item`'s run and builds its BlockOp over `jobs`.
    * @throws UnsupportedError when the item's sizes disagree with its inputs.
    */
-  static async open(item: WorkItem, rows: PcfSet, cols: PcfSet, ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[]): Promise<WorkerRun> {
+  static async open(item: WorkItem & { readonly op: PcfItemOp }, rows: PcfSet, cols: PcfSet, ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[]): Promise<WorkerRun> {
     if (rows.count !== item.nRows || cols.count !== item.nCols) {
       throw new UnsupportedError(`the item describes a ${item.nRows} x ${item.nCols} matrix, but its inputs hold ${rows.count} and ${cols.count} PCFs`);
     }
@@ -69,11 +71,18 @@ export class WorkerRun {
       }
       const op = item.op.kind === 'l2inner' ? L2_INNER : pcfOp(item.op.kind === 'l1' ? 1 : item.op.p);
       const blockOp = new PcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip, item.op.dtype, rows.dtype);
-      return new WorkerRun(item, workspace, scheduler, blockOp, uploads);
+      return new WorkerRun(item, workspace, scheduler, blockOp as BlockOp<unknown>, uploads);
     } catch (error) {
       for (const ptr of uploads) workspace.buffers.memFree(ptr);
       throw error;
     }
+  }
+
+  /** A run of a kernel module's BlockOp, made by `factory` for `devices` devices. */
+  static async openModule(item: WorkItem, factory: ClusterOpFactory, workspace: PcfWorkspace, devices: number): Promise<WorkerRun> {
+    const scheduler = new BlockScheduler({ nRows: item.nRows, nCols: item.nCols, mode: item.mode, maxOutputElements: item.blockSide * item.blockSide, nSplitsHint: 1, minBlockSide: item.blockSide });
+    const op = await factory({ params: (item.op as { params?: unknown }).params, nRows: item.nRows, nCols: item.nCols, mode: item.mode, dtype: item.op.dtype, devices });
+    return new WorkerRun(item, workspace, scheduler, op, []);
   }
 
   /**
@@ -97,11 +106,14 @@ export class WorkerRun {
   async compute(block: BlockInfo, device: number): Promise<{ bytes: Uint8Array; done: () => void }> {
     this.lastUsed = Date.now();
     let storage = this.#storages.get(device);
-    if (storage === undefined) this.#storages.set(device, (storage = this.#op.initStorage(device, this.#scheduler)));
+    if (storage === undefined) this.#storages.set(device, (storage = await this.#op.initStorage(device, this.#scheduler)));
     const slot: BufferSlot = this.#slots.get(device) === 0 ? 1 : 0;
     this.#slots.set(device, slot);
     const out = this.#op.outputBuffer(storage, slot);
     const n = block.rowCount * block.colCount;
+    if (out.length < n || out.BYTES_PER_ELEMENT !== this.#elementBytes) {
+      throw new UnsupportedError(`the BlockOp's output buffer is ${out.length} values of ${out.BYTES_PER_ELEMENT} bytes; block ${block.index} needs ${n} of ${this.#elementBytes}`);
+    }
     this.#active++;
     let finished = false;
     const done = (): void => {
@@ -126,7 +138,7 @@ export class WorkerRun {
   }
 
   #release(): void {
-    for (const storage of this.#storages.values()) this.#op.disposeStorage(storage);
+    for (const storage of this.#storages.values()) void Promise.resolve(this.#op.disposeStorage?.(storage)).catch(() => undefined);
     this.#storages.clear();
     for (const ptr of this.#uploads) this.#workspace.buffers.memFree(ptr);
   }
