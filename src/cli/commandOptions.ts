@@ -69,7 +69,7 @@ export interface RandomOptions {
 export interface WorkerCliOptions extends NatsCliOptions {
   nats: string;
   cores?: number;
-  device: 'cpu';
+  device: 'cpu' | 'gpu';
   id?: string;
   /** Comma-separated kernel modules (`--modules`). */
   modules?: string;

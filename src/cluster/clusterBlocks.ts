@@ -22,7 +22,7 @@ export interface ClusterBlocksOptions {
   readonly nCols: number;
   /** Element type of the result. Default `'float64'`. */
   readonly dtype?: FloatDType;
-  /** Side of the square blocks. Default an eighth of the larger side, within [64, 1024]. */
+  /** Side of the square blocks. Default an eighth of the larger side, within [64, 1023]. */
   readonly blockSide?: number;
   readonly cluster: ClusterOptions;
   readonly signal?: AbortSignal;
@@ -61,7 +61,7 @@ export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise
   const nCols = checkInteger('nCols', o.nCols, 1, 2 ** 31);
   const dtype = checkOneOf('dtype', o.dtype ?? 'float64', ['float32', 'float64'] as const);
   const n = Math.max(nRows, nCols);
-  const side = o.blockSide === undefined ? Math.min(n, 1024, Math.max(64, Math.ceil(n / 8))) : checkInteger('blockSide', o.blockSide, 1, 65536);
+  const side = o.blockSide === undefined ? Math.min(n, 1023, Math.max(64, Math.ceil(n / 8))) : checkInteger('blockSide', o.blockSide, 1, 65536);
   if (o.cluster === undefined) throw new OptionError('runBlocksOnCluster needs cluster: { nats: URL }');
   const scheduler = new BlockScheduler({ nRows, nCols, mode: 'full', maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
   const result = new DenseTensor([nRows, nCols], dtype);

@@ -26,7 +26,8 @@ import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js
 export const DEFAULT_ACK_WAIT_MS = 10_000;
 /** Block side bounds of a cluster run: large enough that a block's compute dwarfs its round trip. */
 const MIN_SIDE = 64;
-const MAX_SIDE = 1024;
+/** 1023, not 1024: a GPU worker computes a block in one launch of at most 2^20 - 1 pairs. */
+const MAX_SIDE = 1023;
 /** Items published at once while the work stream fills. */
 const PUBLISH_WINDOW = 256;
 /** Results the coordinator holds unwritten: each is one block, up to MAX_SIDE^2 values. */
@@ -45,7 +46,7 @@ function isqrt(x: number): number {
 
 /**
  * The block side of a cluster run: what a resumed journal says, else from the options as for a
- * local run, else an eighth of the matrix side within [64, 1024] (enough blocks to spread, each
+ * local run, else an eighth of the matrix side within [64, 1023] (enough blocks to spread, each
  * worth far more than its ~1 ms round trip).
  */
 function blockSide(req: ClusterRequest): number {

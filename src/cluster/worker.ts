@@ -31,8 +31,11 @@ import { WorkerRun } from './workerRun.js';
 export interface WorkerOptions extends ConnectOptions {
   /** Cores to compute on, one Job each. Default: every CPU (`os.availableParallelism()`). */
   readonly cores?: number;
-  /** `'cpu'` only for now. Default `'cpu'`. */
-  readonly device?: 'cpu';
+  /**
+   * `'cpu'`: `cores` CPU cores; `'gpu'`: the GPU (WebGPU), which computes float32 runs only and
+   * refuses others with the reason. Default `'cpu'`.
+   */
+  readonly device?: 'cpu' | 'gpu';
   /** Name in heartbeats and results. Default `host:pid`. */
   readonly id?: string;
   /** Stops the worker: blocks in flight finish and are delivered, items fetched meanwhile are handed back. */
@@ -49,6 +52,7 @@ export interface WorkerOptions extends ConnectOptions {
 }
 
 const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
+const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/wgslBlockKernels.ts' : '../pcf/wgslBlockKernels.js', import.meta.url);
 /** How long one pull waits for an item (the client's minimum). */
 const PULL_EXPIRES_MS = 1000;
 /** How often the worker looks for new runs. */
@@ -76,6 +80,8 @@ class WorkerState {
   readonly verbose: boolean;
   /** The kernel modules this worker may import (`--modules`), as items must spell them. */
   readonly modules: readonly string[];
+  /** Whether the Context is the GPU's (PCF blocks run as float32 WGSL kernels there). */
+  readonly gpu: boolean;
   readonly runs = new Map<string, Promise<WorkerRun>>();
   readonly consumers = new Map<string, Consumer>();
   readonly inputs: { name: string; set: Promise<PcfSet> }[] = [];
@@ -84,8 +90,9 @@ class WorkerState {
   listedAt = -Infinity;
   stopping = false;
 
-  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean, modules: readonly string[]) {
+  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean, modules: readonly string[], gpu: boolean) {
     this.verbose = verbose;
+    this.gpu = gpu;
     this.modules = modules;
     this.id = id;
     this.nc = nc;
@@ -168,7 +175,7 @@ class WorkerState {
         }
         const [rows, cols] = await Promise.all([this.input(item.rows), this.input(item.cols)]);
         this.log(`joined run ${item.run}: ${op.kind}${op.kind === 'lp' ? ` p=${op.p}` : ''} of ${item.nRows} x ${item.nCols} PCFs, blocks of side ${item.blockSide}`);
-        return WorkerRun.open({ ...item, op }, rows, cols, this.ctx, this.workspace, this.jobs);
+        return WorkerRun.open({ ...item, op }, rows, cols, this.ctx, this.workspace, this.jobs, this.gpu);
       })();
       this.runs.set(item.run, run);
       run.catch(() => this.runs.delete(item.run));
@@ -315,7 +322,7 @@ async function deviceLoop(state: WorkerState, device: number): Promise<void> {
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const cores = checkInteger('cores', options.cores ?? (await import('node:os')).availableParallelism(), 1, 4096);
-  checkOneOf('device', options.device ?? 'cpu', ['cpu']);
+  const gpu = checkOneOf('device', options.device ?? 'cpu', ['cpu', 'gpu'] as const) === 'gpu';
   if (options.id !== undefined && (typeof options.id !== 'string' || !/^[\w.:@-]{1,100}$/.test(options.id))) {
     throw new OptionError(`id must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
   }
@@ -334,10 +341,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     } catch (error) {
       throw new UnsupportedError(`the NATS server at ${options.nats} has no JetStream: ${(error as Error).message}; start it with nats-server -js -sd DIR`);
     }
-    ctx = await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
+    ctx = gpu ? await createContext({ backend: 'webgpu' }) : await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
     const workspace = PcfWorkspace.of(ctx);
-    const jobs = await workspace.acquireJobs(kernelsUrl, undefined);
-    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true, modules);
+    const jobs = await workspace.acquireJobs(gpu ? gpuKernelsUrl : kernelsUrl, undefined);
+    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true, modules, gpu);
     const sendBeat = (): void => {
       try {
         nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices: jobs.length }));
@@ -347,7 +354,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     };
     sendBeat();
     beat = setInterval(sendBeat, HEARTBEAT_MS);
-    log(`worker ${id}: ${jobs.length} cores, connected to ${options.nats}`);
+    log(`worker ${id}: ${gpu ? 'the GPU' : `${jobs.length} cores`}, connected to ${options.nats}`);
     const stop = (): void => {
       state.stopping = true;
     };

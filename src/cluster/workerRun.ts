@@ -8,7 +8,9 @@ import { BlockScheduler, type BlockInfo, type BlockOp, type BufferSlot } from '.
 import { UnsupportedError } from '../core/errors.js';
 import { uploadPcfSet, type DevicePcfSet } from '../pcf/devicePcfSet.js';
 import { L2_INNER, pcfOp } from '../pcf/integrate.js';
+import { GpuPcfBlockOp } from '../pcf/gpuBlockOp.js';
 import { PcfBlockOp } from '../pcf/pcfBlockOp.js';
+import { MaxTaskCount } from '../pxl/launchPlan.js';
 import type { PcfWorkspace } from '../pcf/pcfWorkspace.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import type { Context } from '../pxl/context.js';
@@ -54,7 +56,13 @@ export class WorkerRun {
    * Uploads the inputs of `item`'s run and builds its BlockOp over `jobs`.
    * @throws UnsupportedError when the item's sizes disagree with its inputs.
    */
-  static async open(item: WorkItem & { readonly op: PcfItemOp }, rows: PcfSet, cols: PcfSet, ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[]): Promise<WorkerRun> {
+  static async open(item: WorkItem & { readonly op: PcfItemOp }, rows: PcfSet, cols: PcfSet, ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], gpu = false): Promise<WorkerRun> {
+    if (gpu && item.op.dtype !== 'float32') {
+      throw new UnsupportedError('this worker computes on its GPU, in float32 (WebGPU has no float64); run with dtype float32 (--dtype float32), or start workers with --device cpu');
+    }
+    if (gpu && item.blockSide * item.blockSide > MaxTaskCount) {
+      throw new UnsupportedError(`this worker computes on its GPU, where a block is one launch of at most ${MaxTaskCount} pairs; blocks of side ${item.blockSide} are larger (give minBlockSide 1023 or less)`);
+    }
     if (rows.count !== item.nRows || cols.count !== item.nCols) {
       throw new UnsupportedError(`the item describes a ${item.nRows} x ${item.nCols} matrix, but its inputs hold ${rows.count} and ${cols.count} PCFs`);
     }
@@ -62,6 +70,18 @@ export class WorkerRun {
     const scheduler = new BlockScheduler({ nRows: item.nRows, nCols: item.nCols, mode: item.mode, maxOutputElements: item.blockSide * item.blockSide, nSplitsHint: 1, minBlockSide: item.blockSide });
     const uploads: DevicePtr[] = [];
     try {
+      const op = item.op.kind === 'l2inner' ? L2_INNER : pcfOp(item.op.kind === 'l1' ? 1 : item.op.p);
+      if (gpu) {
+        const rowData = await uploadPcfSet(ctx, rows, 'float32', workspace.buffers);
+        uploads.push(...rowData.pointers);
+        let colData: DevicePcfSet<'float32'> = rowData;
+        if (item.cols !== item.rows) {
+          colData = await uploadPcfSet(ctx, cols, 'float32', workspace.buffers);
+          uploads.push(...colData.pointers);
+        }
+        const blockOp = new GpuPcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip);
+        return new WorkerRun(item, workspace, scheduler, blockOp as BlockOp<unknown>, uploads);
+      }
       const rowData = await uploadPcfSet(ctx, rows, 'float64', workspace.buffers);
       uploads.push(...rowData.pointers);
       let colData: DevicePcfSet<'float64'> = rowData;
@@ -69,7 +89,6 @@ export class WorkerRun {
         colData = await uploadPcfSet(ctx, cols, 'float64', workspace.buffers);
         uploads.push(...colData.pointers);
       }
-      const op = item.op.kind === 'l2inner' ? L2_INNER : pcfOp(item.op.kind === 'l1' ? 1 : item.op.p);
       const blockOp = new PcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip, item.op.dtype, rows.dtype);
       return new WorkerRun(item, workspace, scheduler, blockOp as BlockOp<unknown>, uploads);
     } catch (error) {
