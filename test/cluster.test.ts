@@ -145,6 +145,23 @@ describe.skipIf(!runThem)('three workers, one killed', () => {
     expect(finished?.kind === 'finished' && finished.shares.reduce((n, s) => n + s.blocks, 0)).toBe(file.blocks);
   }, 90_000);
 
+  it('lets a worker stopped with SIGTERM deliver its blocks in flight and exit 0', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const X = randomPcfs({ n: 1500, points: 20, seed: 33 });
+    const leaver = worker(server, 'leaver');
+    const stayer = worker(server, 'stayer');
+    await Promise.all([leaver.line(/connected to/), stayer.line(/connected to/)]);
+    const running = pdist(X, { out: at('sigterm.npy'), minBlockSide: 100, cluster: { nats: server.url, ackWait: 1000 } });
+    await leaver.line(/block \d+ of run [0-9a-f]+: delivered/);
+    process.kill(leaver.child.pid!, 'SIGTERM');
+    expect((await leaver.exit).code).toBe(0);
+    expect(leaver.stderr()).not.toMatch(/could not deliver|refused/);
+    await running;
+    await pdist(X, { out: at('sigterm.local.npy') });
+    expect(await sameBytes(at('sigterm.npy'), at('sigterm.local.npy'))).toBe(true);
+  }, 60_000);
+
   it('hands a killed worker\'s block to a worker that joins later', async () => {
     const server = await startNatsServer();
     servers.push(server);
