@@ -1,6 +1,7 @@
 import { CancelledError } from '../core/errors.js';
 import type { BlockOp, BufferSlot } from './blockOp.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
+import { clearInSteps } from './eventLoopSteps.js';
 import type { ResultWriter } from './resultWriter.js';
 import { pairsInBlock, type TriangleSkipMode } from './triangleSkip.js';
 
@@ -66,7 +67,7 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
       let previous: { block: BlockInfo; slot: BufferSlot } | undefined;
       let slot: BufferSlot = 0;
       for (let block = take(); block !== undefined; block = take()) {
-        op.outputBuffer(storage, slot).fill(0, 0, block.rowCount * block.colCount);
+        await clearInSteps(op.outputBuffer(storage, slot), block.rowCount * block.colCount);
         const running = op.execBlock(storage, block, slot);
         try {
           if (previous !== undefined) await scatter(storage, previous.block, previous.slot, index);

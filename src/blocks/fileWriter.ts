@@ -1,6 +1,6 @@
 /**
- * The host side of the file writer's thread: it copies each finished block into a shared slot (one
- * memcpy, after which the caller may reuse its buffer), hands the slot to the thread, and reports
+ * The host side of the file writer's thread: it copies each finished block into a shared slot (in
+ * event-loop steps; then the caller may reuse its buffer), hands the slot to the thread, and reports
  * each block once its bytes are in the file. At most `slots` blocks are in flight; `put` waits for
  * one to come free, which is how a disk slower than the computation holds the pipeline back.
  */
@@ -8,6 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import { LogicError } from '../core/errors.js';
 import { startThread, threadEntry } from '../platform/thread.js';
 import type { BlockInfo } from './blockScheduler.js';
+import { copyInSteps } from './eventLoopSteps.js';
 import type { FloatArray } from './floatArray.js';
 import type { BlockWritten, FileWriterInit, WriteBlock } from './fileWriterThread.js';
 import type { NpyFileLayout } from './npyLayout.js';
@@ -73,7 +74,7 @@ export class FileWriter {
     const data = await this.#acquire();
     const elements = block.rowCount * block.colCount;
     const view = this.#options.layout.dtype === 'float32' ? new Float32Array(data, 0, elements) : new Float64Array(data, 0, elements);
-    view.set(buf.subarray(0, elements));
+    await copyInSteps(view, buf, elements);
     if (this.#inFlight.size === 0) this.#thread.ref();
     this.#inFlight.set(block.index, { block, data });
     const message: WriteBlock = { block, data };
