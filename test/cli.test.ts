@@ -215,6 +215,12 @@ describe('pxl cdist and l2-kernel', () => {
     expect(JSON.parse(await readFile(at('c.json'), 'utf8'))).toEqual([[48, 24], [24, 12]]);
   });
 
+  it('counts one pair in the singular', async () => {
+    const r = await pxl(['pdist', at('cd.json'), '-o', at('one.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^pdist: 2 PCFs, 1 pair in /);
+  });
+
   it('l2-kernel writes the full kernel matrix, diagonal included', async () => {
     const r = await pxl(['l2-kernel', at('cd.json'), '-o', at('k.npy')]);
     expect(r.code).toBe(0);

@@ -109,7 +109,7 @@ export function formatCount(value: number): string {
 export function formatSummary(s: Summary): string {
   // A timer can read 0 for a tiny input; a microsecond floor keeps the rate finite.
   const rate = s.pairs / Math.max(s.seconds, 1e-6);
-  return `${s.command}: ${s.inputs}, ${s.pairs} pairs in ${s.seconds.toFixed(2)} s (${formatCount(rate)} pairs/s) -> ${s.output}`;
+  return `${s.command}: ${s.inputs}, ${s.pairs} ${s.pairs === 1 ? 'pair' : 'pairs'} in ${s.seconds.toFixed(2)} s (${formatCount(rate)} pairs/s) -> ${s.output}`;
 }
 
 /**
