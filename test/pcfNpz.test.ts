@@ -106,7 +106,8 @@ describe('.npz input', () => {
   });
 
   it('round-trips with NumPy when python3 has numpy: np.load reads ours, and we read np.savez and np.savez_compressed', async (ctx) => {
-    if (!hasNumpy()) ctx.skip();
+    // Users without NumPy still get every other .npz test; CI installs python3-numpy, so there it always runs.
+    if (!hasNumpy() && (process.env.CI ?? '') === '') ctx.skip('python3 with numpy is not installed (apt-get install python3-numpy)');
     const set = randomPcfs({ n: 25, points: 4, seed: 9 });
     await writeSet(at('ours.npz'), set);
     const script = `
