@@ -3,13 +3,14 @@
  * that wants a token, and one that speaks TLS only and verifies client certificates (made with
  * openssl in a temporary directory). In each, a `pxl worker` and the coordinator connect with the
  * right credentials and the result equals a local run's; wrong or missing credentials fail fast
- * with DeviceUnavailableError.
+ * with DeviceUnavailableError. A server in operator mode (JWTs) takes a `.creds` file.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceUnavailableError, pdist, randomPcfs, type ClusterOptions } from '../src/index.js';
+import { makeCredentials } from './helpers/natsCreds.js';
 import { makeCertificates, natsServerAvailable, opensslAvailable, startNatsServer, type NatsTestServer } from './helpers/natsServer.js';
 import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
 
@@ -62,6 +63,19 @@ describe.skipIf(!runThem)('NATS authentication', () => {
     servers.push(server);
     await clusterRunMatches(server, ['--nats-token', 'pxl-token-1'], { token: 'pxl-token-1' });
     await expect(pdist(X, { out: join(dir, 'no-token.npy'), cluster: { nats: server.url, connectTimeout: 3 } })).rejects.toThrow(DeviceUnavailableError);
+  }, 60_000);
+});
+
+describe.skipIf(!runThem)('NATS decentralized authentication (operator, account and user JWTs)', () => {
+  it('connects with a .creds file, and refuses one the server does not trust', async () => {
+    const creds = makeCredentials(dir);
+    const server = await startNatsServer(['-c', creds.serverConfig]);
+    servers.push(server);
+    await clusterRunMatches(server, ['--nats-creds', creds.creds], { credsFile: creds.creds });
+    const refused = pdist(X, { out: join(dir, 'foreign.npy'), cluster: { nats: server.url, credsFile: creds.foreignCreds, connectTimeout: 3 } });
+    await expect(refused).rejects.toThrow(DeviceUnavailableError);
+    await expect(refused).rejects.toThrow(/check --nats-creds/);
+    await expect(pdist(X, { out: join(dir, 'no-creds.npy'), cluster: { nats: server.url, credsFile: join(dir, 'missing.creds'), connectTimeout: 3 } })).rejects.toThrow(/missing\.creds/);
   }, 60_000);
 });
 
