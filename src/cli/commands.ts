@@ -1,6 +1,6 @@
 /**
  * The subcommands and their options, declared only: each action loads its implementation
- * (pairwiseCommand.ts, randomPcfsCommand.ts, workerCommand.ts) when it runs, so `pxl --version`,
+ * (pairwiseCommand.ts, randomPcfsCommand.ts, workerCommand.ts, webCommand.ts) when it runs, so `pxl --version`,
  * `pxl --help` and a mistyped option load neither the PCF operations nor the NATS clients.
  */
 import { availableParallelism } from 'node:os';
@@ -8,6 +8,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { CdistCliOptions, CommandEnv, InfoOptions, L2KernelOptions, PdistOptions, RandomOptions, WorkerCliOptions } from './commandOptions.js';
 import { MATRIX_LAYOUTS } from './layouts.js';
 import { parseSize } from './memorySize.js';
+import type { WebOptions } from './webCommand.js';
 
 export type { CommandEnv } from './commandOptions.js';
 
@@ -72,7 +73,13 @@ function addOptions(command: Command, options: readonly Option[]): Command {
   return command;
 }
 
-/** Adds pdist, cdist, l2-kernel, worker, random-pcfs and info to `program`. */
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (value.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free one).');
+  return port;
+}
+
+/** Adds pdist, cdist, l2-kernel, worker, random-pcfs, info and web to `program`. */
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
@@ -146,4 +153,10 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(deviceOption(['cpu', 'gpu', 'all'], 'cpu: report the CPU cores only; gpu or all: also look for a GPU through WebGPU (this loads Dawn and the drivers); gpu skips the CPU'))
     .addOption(new Option('--json', 'print one JSON document instead of lines'))
     .action(async (options: InfoOptions) => (await import('./infoCommand.js')).infoCommand(env, options));
+
+  program.command('web')
+    .description('Serve the page that computes and shows distance matrices in a browser (on every core, and the GPU through WebGPU), with the cross-origin isolation headers it needs, until Ctrl-C; everything is served from here, nothing from the network')
+    .addOption(new Option('--port <port>', 'TCP port to listen on; 0 picks a free one').default(8080).argParser(parsePort))
+    .addOption(new Option('--host <host>', 'address to listen on; browsers isolate (and so give every core to) pages of localhost or https only, so from another machine the page runs on one thread').default('127.0.0.1'))
+    .action(async (options: WebOptions) => (await import('./webCommand.js')).webCommand(env, options));
 }
