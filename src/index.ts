@@ -56,7 +56,7 @@ export { pcfSetFrom, pcfSetFromNested, pcfAt, MAX_SET_BREAKPOINTS } from './pcf/
 export type { PcfSet, PcfLike, PcfData, PcfSetOptions } from './pcf/pcfSet.js';
 export { lpDistance, lpNorm, l2InnerProduct } from './pcf/distance.js';
 export { parsePcfJson, readPcfFile } from './pcf/io.js';
-export { readPcfNpz, type ReadPcfNpzOptions } from './pcf/npz.js';
+export { readPcfNpz, parsePcfNpz, type ReadPcfNpzOptions, type ParsePcfNpzOptions } from './pcf/npz.js';
 export { writePcfNpz } from './pcf/npzWriter.js';
 export type { ParsePcfOptions } from './pcf/io.js';
 export { encodeNpy, decodeNpy } from './pcf/npy.js';

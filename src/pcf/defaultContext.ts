@@ -5,7 +5,7 @@
  * process alive while idle (the core pool holds a reference only while work is in flight), so a
  * program that is done exits without destroying it.
  */
-import { availableParallelism } from 'node:os';
+import { availableCores, sharedMemoryAvailable } from '../platform/machine.js';
 import { createContext, type Context } from '../pxl/context.js';
 
 let current: Promise<Context> | undefined;
@@ -16,7 +16,10 @@ let current: Promise<Context> | undefined;
  */
 export function defaultContext(): Promise<Context> {
   if (current === undefined) {
-    const created = createContext({ topology: { subs: availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } });
+    // Without shared memory (a browser page that is not cross-origin isolated) kernels run on the
+    // page's thread, one batch at a time: more Subs would only interleave, not run in parallel.
+    const subs = sharedMemoryAvailable() ? availableCores() : 1;
+    const created = createContext({ topology: { subs, clustersPerSub: 1, coresPerCluster: 1 } });
     current = created;
     created.catch(() => {
       if (current === created) current = undefined;

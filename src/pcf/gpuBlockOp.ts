@@ -1,4 +1,7 @@
-import { DeviceStorage, maxOutputElementsFor, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type TriangleSkipMode } from '../blocks/index.js';
+// The blocks' modules one by one, not their index: the index also holds the file sinks, which a browser bundle must leave out.
+import { DeviceStorage } from '../blocks/deviceStorage.js';
+import { maxOutputElementsFor } from '../blocks/outputBudget.js';
+import type { BlockInfo, BlockOp, BlockScheduler, BufferSlot, TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';

@@ -1,5 +1,4 @@
-import { open } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { open } from '../platform/files.js';
 import { ArgumentError, InputFormatError, OptionError } from '../core/errors.js';
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
 import { JsonScanner } from './jsonScanner.js';
@@ -106,7 +105,7 @@ export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, '
   const o = checkOptionsObject('readPcfFile options', options, ['dtype', 'shared']);
   if (o.shared !== undefined) checkBoolean('shared', o.shared);
   const dtype = checkDtype(o.dtype ?? 'float64');
-  if (extname(path).toLowerCase() === '.npz') return readPcfNpz(path, { dtype, shared: o.shared ?? false });
+  if (/[^/\\]\.npz$/i.test(path)) return readPcfNpz(path, { dtype, shared: o.shared ?? false });
   return readPcfJsonFile(path, dtype, o.shared ?? false);
 }
 

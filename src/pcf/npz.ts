@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open } from '../platform/files.js';
 import { Unzip, UnzipInflate, UnzipPassThrough } from 'fflate';
 import { ArgumentError, InputFormatError, OptionError, OutOfMemoryError, PcfError } from '../core/errors.js';
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
@@ -178,6 +178,12 @@ function allocFloat(dtype: PcfDtype, length: number, shared: boolean): Float64Ar
   }
 }
 
+/** Options of {@link parsePcfNpz}: those of {@link readPcfNpz}, and the name messages start with. */
+export interface ParsePcfNpzOptions extends ReadPcfNpzOptions {
+  /** Name that error messages start with (a file name, say). Default `'the .npz bytes'`. */
+  file?: string;
+}
+
 /**
  * Reads PCFs from a NumPy `.npz` file with arrays `offsets`, `times` and `values` (layout above),
  * stored or deflated. Other arrays in the file are ignored. Rejects, never throws.
@@ -191,41 +197,14 @@ function allocFloat(dtype: PcfDtype, length: number, shared: boolean): Float64Ar
 export async function readPcfNpz(path: string, options: ReadPcfNpzOptions = {}): Promise<PcfSet> {
   if (typeof path !== 'string' || path === '') throw new ArgumentError(`readPcfNpz: path must be a file name, got ${describe(path)}`);
   const o = checkOptionsObject('readPcfNpz options', options, ['dtype', 'shared']);
-  const dtype = o.dtype ?? 'float64';
-  if (dtype !== 'float64' && dtype !== 'float32') throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
-  const shared = o.shared === undefined ? false : checkBoolean('shared', o.shared);
-  const fail = (message: string, cause?: unknown): never => {
-    throw new InputFormatError(message, path, cause === undefined ? undefined : { cause });
-  };
-  const members = new Map<Name, MemberReader>();
-  const alloc = (name: Name, _descr: string, length: number): Float64Array | Float32Array => {
-    // Offsets are read as doubles and checked before they become the set's Uint32Array.
-    if (name === 'offsets') return allocFloat('float64', length, false);
-    return allocFloat(dtype, length, shared);
-  };
-  let zipError: unknown;
-  const unzip = new Unzip((file) => {
-    const name = file.name.replace(/\.npy$/, '') as Name;
-    if (!NAMES.includes(name)) return;
-    if (members.has(name)) fail(`holds the array '${name}' twice`);
-    const reader = new MemberReader(name, fail, alloc);
-    members.set(name, reader);
-    file.ondata = (err, data) => {
-      if (err) zipError ??= err;
-      else if (zipError === undefined) reader.push(data);
-    };
-    file.start();
-  });
-  unzip.register(UnzipPassThrough);
-  unzip.register(UnzipInflate);
+  const parser = new NpzParser(path, o);
   let handle;
   try {
     handle = await open(path, 'r');
   } catch (err) {
-    return fail(`cannot read the file: ${(err as Error).message}`, err);
+    return parser.fail(`cannot read the file: ${(err as Error).message}`, err);
   }
   try {
-    let first = true;
     for (;;) {
       // A fresh buffer per read: the unzipper may keep a view of a chunk's tail.
       const buffer = new Uint8Array(CHUNK_BYTES);
@@ -233,25 +212,98 @@ export async function readPcfNpz(path: string, options: ReadPcfNpzOptions = {}):
       try {
         ({ bytesRead } = await handle.read(buffer, 0, buffer.length, null));
       } catch (err) {
-        return fail(`cannot read the file: ${(err as Error).message}`, err);
+        return parser.fail(`cannot read the file: ${(err as Error).message}`, err);
       }
-      if (first && !(bytesRead >= 4 && buffer[0] === 0x50 && buffer[1] === 0x4b && buffer[2] === 0x03 && buffer[3] === 0x04)) {
-        fail('not an .npz file (a zip archive, as np.savez writes); the extension .npz says it should be one');
-      }
-      first = false;
-      try {
-        unzip.push(buffer.subarray(0, bytesRead), bytesRead === 0);
-      } catch (err) {
-        if (err instanceof InputFormatError) throw err;
-        fail(`malformed zip archive: ${(err as Error).message}`, err);
-      }
-      if (zipError !== undefined) fail(`malformed zip archive: ${(zipError as Error).message}`, zipError);
+      parser.push(buffer.subarray(0, bytesRead), bytesRead === 0);
       if (bytesRead === 0) break;
     }
   } finally {
     await handle.close();
   }
-  return assemble(members, dtype, shared, fail);
+  return parser.finish();
+}
+
+/**
+ * Reads PCFs from the bytes of a NumPy `.npz` file (layout above), as {@link readPcfNpz} reads a
+ * file: for bytes from `fetch`, a file picker or a drop in a browser, or from anywhere in Node.
+ *
+ * @throws InputFormatError (its message starts with `options.file`, default 'the .npz bytes') when
+ *   the bytes are not a zip, lack an array, have an array of the wrong dtype or shape, or hold an
+ *   invalid layout or PCF; OutOfMemoryError when the arrays do not fit; ArgumentError when `bytes`
+ *   is not a Uint8Array; OptionError for a bad option.
+ * @example const set = parsePcfNpz(new Uint8Array(await (await fetch('pcfs.npz')).arrayBuffer()));
+ */
+export function parsePcfNpz(bytes: Uint8Array, options: ParsePcfNpzOptions = {}): PcfSet {
+  const o = checkOptionsObject('parsePcfNpz options', options, ['dtype', 'shared', 'file']);
+  if (o.file !== undefined && typeof o.file !== 'string') throw new OptionError(`file must be a string (the name messages start with), got ${describe(o.file)}`);
+  if (!(bytes instanceof Uint8Array)) {
+    const hint = (bytes as unknown) instanceof ArrayBuffer ? '; wrap it: parsePcfNpz(new Uint8Array(buffer))' : '';
+    throw new ArgumentError(`parsePcfNpz: bytes must be a Uint8Array of an .npz file, got ${describe(bytes)}${hint}`);
+  }
+  const parser = new NpzParser(o.file ?? 'the .npz bytes', o);
+  // Whole chunks of at most CHUNK_BYTES, as a file is read: fflate's unzip takes any sizes.
+  for (let at = 0; at < bytes.length; at += CHUNK_BYTES) parser.push(bytes.subarray(at, Math.min(bytes.length, at + CHUNK_BYTES)), false);
+  parser.push(new Uint8Array(0), true);
+  return parser.finish();
+}
+
+/** The `.npz` reader proper: bytes go in chunk by chunk, the checked set comes out. */
+class NpzParser {
+  readonly #dtype: PcfDtype;
+  readonly #shared: boolean;
+  readonly #members = new Map<Name, MemberReader>();
+  readonly #unzip: Unzip;
+  readonly fail: (message: string, cause?: unknown) => never;
+  #zipError: unknown;
+  #first = true;
+
+  constructor(name: string, o: ReadPcfNpzOptions) {
+    const dtype = o.dtype ?? 'float64';
+    if (dtype !== 'float64' && dtype !== 'float32') throw new OptionError(`dtype must be one of 'float64', 'float32', got ${describe(dtype)}`);
+    this.#dtype = dtype;
+    const shared = (this.#shared = o.shared === undefined ? false : checkBoolean('shared', o.shared));
+    const fail = (this.fail = (message: string, cause?: unknown): never => {
+      throw new InputFormatError(message, name, cause === undefined ? undefined : { cause });
+    });
+    const alloc = (member: Name, _descr: string, length: number): Float64Array | Float32Array => {
+      // Offsets are read as doubles and checked before they become the set's Uint32Array.
+      if (member === 'offsets') return allocFloat('float64', length, false);
+      return allocFloat(dtype, length, shared);
+    };
+    this.#unzip = new Unzip((file) => {
+      const member = file.name.replace(/\.npy$/, '') as Name;
+      if (!NAMES.includes(member)) return;
+      if (this.#members.has(member)) fail(`holds the array '${member}' twice`);
+      const reader = new MemberReader(member, fail, alloc);
+      this.#members.set(member, reader);
+      file.ondata = (err, data) => {
+        if (err) this.#zipError ??= err;
+        else if (this.#zipError === undefined) reader.push(data);
+      };
+      file.start();
+    });
+    this.#unzip.register(UnzipPassThrough);
+    this.#unzip.register(UnzipInflate);
+  }
+
+  /** Feeds the next chunk of the file; `final` with the (empty) last one. */
+  push(chunk: Uint8Array, final: boolean): void {
+    if (this.#first && !(chunk.length >= 4 && chunk[0] === 0x50 && chunk[1] === 0x4b && chunk[2] === 0x03 && chunk[3] === 0x04)) {
+      this.fail('not an .npz file (a zip archive, as np.savez writes); the extension .npz says it should be one');
+    }
+    this.#first = false;
+    try {
+      this.#unzip.push(chunk, final);
+    } catch (err) {
+      if (err instanceof InputFormatError) throw err;
+      this.fail(`malformed zip archive: ${(err as Error).message}`, err);
+    }
+    if (this.#zipError !== undefined) this.fail(`malformed zip archive: ${(this.#zipError as Error).message}`, this.#zipError);
+  }
+
+  finish(): PcfSet {
+    return assemble(this.#members, this.#dtype, this.#shared, this.fail);
+  }
 }
 
 /** Checks the three arrays against each other and every PCF, then builds the set. */

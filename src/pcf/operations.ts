@@ -1,21 +1,14 @@
-import {
-  BlockScheduler,
-  DenseTensor,
-  DenseWriter,
-  DistanceMatrix,
-  DistanceMatrixWriter,
-  maxOutputElementsFor,
-  MultiDeviceBlockOp,
-  runBlockPipeline,
-  SymmetricMatrix,
-  SymmetricMatrixWriter,
-  type BlockMode,
-  type BlockOp,
-  type BlockProgress,
-  type FloatDType,
-  type ResultWriter,
-  type TriangleSkipMode,
-} from '../blocks/index.js';
+// The blocks' modules one by one, not their index: the index also holds the file sinks (node:fs),
+// which the browser bundle leaves out; files go through resultFile.ts (a refusal in browsers).
+import { BlockScheduler } from '../blocks/blockScheduler.js';
+import { DenseTensor } from '../blocks/denseTensor.js';
+import { DistanceMatrix } from '../blocks/distanceMatrix.js';
+import { SymmetricMatrix } from '../blocks/symmetricMatrix.js';
+import { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from '../blocks/resultWriter.js';
+import { maxOutputElementsFor } from '../blocks/outputBudget.js';
+import { MultiDeviceBlockOp } from '../blocks/multiDeviceBlockOp.js';
+import { runBlockPipeline } from '../blocks/blockPipeline.js';
+import type { BlockMode, BlockOp, BlockProgress, FloatDType, ResultWriter, TriangleSkipMode } from '../blocks/index.js';
 import { CancelledError, OptionError } from '../core/errors.js';
 import { checkOneOf } from '../core/validate.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';

@@ -1,4 +1,6 @@
-import { DeviceStorage, type BlockInfo, type BlockOp, type BlockScheduler, type BufferSlot, type FloatArray, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
+// The blocks' modules one by one, not their index: the index also holds the file sinks, which a browser bundle must leave out.
+import { DeviceStorage } from '../blocks/deviceStorage.js';
+import type { BlockInfo, BlockOp, BlockScheduler, BufferSlot, FloatArray, FloatDType, TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';

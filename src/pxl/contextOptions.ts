@@ -2,9 +2,10 @@
  * The options of `createContext`, and the backend they select: validated once, before any
  * device is opened.
  */
-import { availableParallelism, totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
 import { CpuBackend, type CpuBackendOptions } from '../backends/cpu/cpuBackend.js';
+import { PageBackend } from '../backends/page/pageBackend.js';
+import { availableCores, sharedMemoryAvailable, totalMemory } from '../platform/machine.js';
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { totalCores, type Topology } from '../core/topology.js';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionsObject } from '../core/validate.js';
@@ -19,7 +20,7 @@ export interface ContextOptions {
    * count). `'auto'`: a hardware GPU when one is found, else CPU cores.
    */
   backend?: 'cpu' | 'webgpu' | 'auto';
-  /** Device shape (cpu backend only). Default: 1 Sub × 1 Cluster × `os.availableParallelism()` cores. */
+  /** Device shape (cpu backend only). Default: 1 Sub × 1 Cluster × `os.availableParallelism()` cores (`navigator.hardwareConcurrency` in a browser). */
   topology?: Partial<Topology>;
   /**
    * Bytes of device memory the Context may allocate. Default: half of the machine's memory on CPU
@@ -58,7 +59,10 @@ export async function createBackend(options: ContextOptions | undefined): Promis
   const kind = checkOneOf('backend', o.backend ?? 'cpu', ['cpu', 'webgpu', 'auto']);
   const cpu = kind === 'webgpu' ? undefined : cpuOptions(o);
   const gpu = kind === 'cpu' ? undefined : await createGpuBackend(kind, o);
-  return gpu ?? (await CpuBackend.create(cpu!));
+  if (gpu !== undefined) return gpu;
+  // A browser page without cross-origin isolation has no SharedArrayBuffer for cores to share:
+  // its kernels run on the page's own thread instead (backends/page/pageBackend.ts).
+  return sharedMemoryAvailable() ? await CpuBackend.create(cpu!) : new PageBackend(cpu!);
 }
 
 /**
@@ -80,15 +84,15 @@ function cpuOptions(options: ContextOptions): CpuBackendOptions {
   const topology: Topology = Object.freeze({
     subs: checkInteger('topology.subs', t.subs ?? 1, 1, MAX_CORES),
     clustersPerSub: checkInteger('topology.clustersPerSub', t.clustersPerSub ?? 1, 1, MAX_CORES),
-    coresPerCluster: checkInteger('topology.coresPerCluster', t.coresPerCluster ?? (t.subs === undefined && t.clustersPerSub === undefined ? availableParallelism() : 1), 1, MAX_CORES),
+    coresPerCluster: checkInteger('topology.coresPerCluster', t.coresPerCluster ?? (t.subs === undefined && t.clustersPerSub === undefined ? availableCores() : 1), 1, MAX_CORES),
   });
   if (totalCores(topology) > MAX_CORES) {
     throw new OptionError(`topology has ${totalCores(topology)} MU cores (subs × clustersPerSub × coresPerCluster); at most ${MAX_CORES} are supported`);
   }
-  const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalmem() / 2), 0, Number.MAX_SAFE_INTEGER);
+  const memorySize = checkInteger('memorySize', options.memorySize ?? Math.floor(totalMemory() / 2), 0, Number.MAX_SAFE_INTEGER);
   // More than the machine has can never be allocated: refuse it now rather than fail at some later memAlloc.
-  if (memorySize > totalmem()) {
-    throw new OptionError(`memorySize ${memorySize} is more than this machine's ${totalmem()} bytes of memory; pass at most ${totalmem()} (default: half of it)`);
+  if (memorySize > totalMemory()) {
+    throw new OptionError(`memorySize ${memorySize} is more than this machine's ${totalMemory()} bytes of memory; pass at most ${totalMemory()} (default: half of it)`);
   }
   const heap = options.coreHeapLimitMB === undefined ? undefined : checkInteger('coreHeapLimitMB', options.coreHeapLimitMB, 16, 1 << 20);
   return { topology, memorySize, ...(heap === undefined ? {} : { coreResourceLimits: { maxOldGenerationSizeMb: heap } }) };

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeFile } from '../platform/files.js';
 import type { Backend, BatchRecord } from '../backends/backend.js';
 import { ArgumentError } from '../core/errors.js';
 import { describe } from '../core/validate.js';

@@ -127,7 +127,8 @@ export function decodeArgs(bytes: Uint8Array): DecodedArg[] {
         const obj: Record<string, ConstantValue> = {};
         for (let i = 0; i < n; i++) {
           const len = u16();
-          const key = fromUtf8.decode(bytes.subarray(pos, pos + len)); pos += len;
+          // A copy: the bytes are shared memory, which browsers' TextDecoder refuses to read.
+          const key = fromUtf8.decode(bytes.slice(pos, pos + len)); pos += len;
           obj[key] = constant(u8());
         }
         return Object.freeze(obj);

@@ -1,9 +1,9 @@
-import { MessageChannel, type MessagePort, type ResourceLimits, type Worker } from 'node:worker_threads';
+import type { MessagePort, ResourceLimits, Worker } from 'node:worker_threads';
 import { invariant } from '../../core/errors.js';
-import { startThread, threadEntry, tsxUrl } from '../../platform/thread.js';
+import { MessageChannel, startThread, threadEntry, tsxUrl } from '../../platform/thread.js';
 import * as L from './layout.js';
 import type { KernelInfo } from '../backend.js';
-import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
+import type { CoreInit, CoreToHost, HostToCore, PostedToCore } from './messages.js';
 
 /**
  * The worker threads behind the MU cores, seen from the host: starting them, posting port
@@ -114,8 +114,10 @@ export class CorePool {
     else if (msg.type === 'free') this.#buffers.delete(msg.id);
     else if (msg.type === 'trace') this.#trace = msg.sab === null ? undefined : msg;
     else this.#modules.push({ id: msg.id, url: msg.url });
+    // Only this thread moves EPOCH, so the value the bump below makes is known before it.
+    const posted: PostedToCore = { ...msg, epoch: Atomics.load(this.ctl, L.H_EPOCH) + 1 };
     this.#cores.forEach((c, core) => {
-      if (!this.#lost.has(core)) c.port.postMessage(msg);
+      if (!this.#lost.has(core)) c.port.postMessage(posted);
     });
     Atomics.add(this.ctl, L.H_EPOCH, 1);
     for (let c = 0; c < this.cores; c++) this.ring(c);
@@ -165,6 +167,7 @@ export class CorePool {
       port: port2,
       modules: [...this.#modules],
       buffers: [...this.#buffers],
+      epoch: Atomics.load(this.ctl, L.H_EPOCH),
       tsxUrl: tsxUrl(),
     };
     const options = { workerData: init, transferList: [port2], ...(this.#limits === undefined ? {} : { resourceLimits: this.#limits }) };

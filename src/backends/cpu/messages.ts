@@ -9,6 +9,12 @@ export type HostToCore =
   /** A trace ring for every core (each core uses its own part), or null when tracing stops. */
   | { readonly type: 'trace'; readonly sab: SharedArrayBuffer | null; readonly capacity: number };
 
+/**
+ * A message as posted: a broadcast carries the value EPOCH has once it is announced, so that a
+ * core whose port delivers only as events (a browser's) knows how far it must read.
+ */
+export type PostedToCore = HostToCore & { readonly epoch?: number };
+
 /** Messages a core posts to the host (worker `parentPort`). */
 export type CoreToHost =
   /** Started: the modules it imported at start (CoreInit.modules), with their kernels. */
@@ -34,6 +40,8 @@ export interface CoreInit {
   /** Modules and buffers that exist already: a replacement core starts with them. */
   readonly modules: readonly { id: number; url: string }[];
   readonly buffers: readonly (readonly [number, SharedArrayBuffer])[];
+  /** EPOCH when the core was started: `modules` and `buffers` hold every broadcast up to it. */
+  readonly epoch: number;
   /** URL of tsx's ESM API, registered before the first TypeScript module is imported. */
   readonly tsxUrl: string;
 }

@@ -3,19 +3,18 @@
  * for the shared-memory protocol. The loop blocks in `Atomics.wait` while idle; it yields to the
  * event loop only to import a kernel module.
  */
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { KernelInfo } from '../backend.js';
-import { asKernel, kernelForm, type KernelDefinition } from '../../mu/kernel.js';
+import type { KernelDefinition } from '../../mu/kernel.js';
 import { muState } from '../../mu/state.js';
 import { decodeArgs } from './argsCodec.js';
 import { bindKernel, type BatchRunner } from './binding.js';
-import { collectGarbage } from './garbage.js';
-import { kernelParams } from './kernelParams.js';
+import { collectGarbage } from '../../platform/garbage.js';
+import { moduleKernels } from './moduleKernels.js';
 import * as L from './layout.js';
-import type { CoreInit, CoreToHost, HostToCore } from './messages.js';
-import { TSX_LOADED } from '../../platform/thread.js';
+import type { CoreInit, CoreToHost, PostedToCore } from './messages.js';
+import { portInbox, postToHost, threadData, TSX_LOADED } from '../../platform/thread.js';
 
-const init = workerData as CoreInit;
+const init = (await threadData()) as CoreInit;
 const ctl = new Int32Array(init.ctl);
 const argBytes = new Uint8Array(init.args);
 const base = L.coreBase(init.core);
@@ -38,7 +37,7 @@ interface Binding {
 const bound = new Map<string, Binding>();
 
 function post(msg: CoreToHost): void {
-  parentPort!.postMessage(msg);
+  postToHost(msg);
 }
 
 async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
@@ -48,29 +47,29 @@ async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
     (globalThis as Record<symbol, unknown>)[TSX_LOADED] = true;
   }
   const ns = (await import(url)) as Record<string, unknown>;
-  const names = Object.keys(ns).filter((n) => asKernel(ns[n]) !== undefined).sort();
-  const kernels = names.map((n) => asKernel(ns[n])!);
+  const { kernels, infos } = moduleKernels(ns);
   modules.set(id, kernels);
-  return names.map((name, i) => {
-    const params = kernelParams(kernels[i]!);
-    return { name, form: kernelForm(kernels[i]!), async: isAsync(kernels[i]!), ...(params === undefined ? {} : { params }) };
-  });
-}
-
-function isAsync(kernel: KernelDefinition): boolean {
-  const { run, bind } = kernel as { run?: unknown; bind?: unknown };
-  const fn = run ?? bind;
-  const kind = typeof fn === 'function' ? fn.constructor.name : '';
-  return kind === 'AsyncFunction' || kind === 'AsyncGeneratorFunction';
+  return infos;
 }
 
 let epochSeen = -1;
+const inbox = portInbox(init.port);
+/** EPOCH as of the last broadcast taken from the port: messages up to there are handled. */
+let epochTaken = init.epoch;
 
 async function drain(): Promise<void> {
   // Read EPOCH before draining: a message posted after this read bumps it again.
   epochSeen = Atomics.load(ctl, L.H_EPOCH);
-  for (let m = receiveMessageOnPort(init.port); m !== undefined; m = receiveMessageOnPort(init.port)) {
-    const msg = m.message as HostToCore;
+  for (;;) {
+    const msg = inbox.take() as PostedToCore | undefined;
+    if (msg === undefined) {
+      // Node's port hands over everything posted before the bump this core saw; a browser's
+      // delivers as events, so the core waits for the broadcast that made EPOCH what it read.
+      if (inbox.complete || epochTaken >= epochSeen) break;
+      await inbox.arrival();
+      continue;
+    }
+    if (msg.epoch !== undefined) epochTaken = msg.epoch;
     if (msg.type === 'buffer') buffers.set(msg.id, msg.sab);
     else if (msg.type === 'free') forget(msg.id);
     else if (msg.type === 'trace') setTraceRing(msg.sab, msg.capacity);
