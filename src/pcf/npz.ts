@@ -237,8 +237,8 @@ export function parsePcfNpz(bytes: Uint8Array, options: ParsePcfNpzOptions = {})
   const o = checkOptionsObject('parsePcfNpz options', options, ['dtype', 'shared', 'file']);
   if (o.file !== undefined && typeof o.file !== 'string') throw new OptionError(`file must be a string (the name messages start with), got ${describe(o.file)}`);
   if (!(bytes instanceof Uint8Array)) {
-    const hint = (bytes as unknown) instanceof ArrayBuffer ? '; wrap it: parsePcfNpz(new Uint8Array(buffer))' : '';
-    throw new ArgumentError(`parsePcfNpz: bytes must be a Uint8Array of an .npz file, got ${describe(bytes)}${hint}`);
+    const given = (bytes as unknown) instanceof ArrayBuffer ? 'an ArrayBuffer; wrap it: parsePcfNpz(new Uint8Array(buffer))' : describe(bytes);
+    throw new ArgumentError(`parsePcfNpz: bytes must be a Uint8Array of an .npz file, got ${given}`);
   }
   const parser = new NpzParser(o.file ?? 'the .npz bytes', o);
   // Whole chunks of at most CHUNK_BYTES, as a file is read: fflate's unzip takes any sizes.
