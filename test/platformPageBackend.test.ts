@@ -31,7 +31,7 @@ async function pageContext(): Promise<Context> {
 describe("the page's own thread as the CPU backend", () => {
   let page: Context;
   let cores: Context;
-  let warn: ReturnType<typeof vi.spyOn>;
+  let warn: { mock: { calls: unknown[][] }; mockRestore(): void };
 
   beforeAll(async () => {
     warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
