@@ -53,6 +53,8 @@ const ui = {
   result: byId('result'),
   summary: byId('result-summary'),
   heatmap: byId<HTMLCanvasElement>('heatmap'),
+  rowLine: byId('row-line'),
+  colLine: byId('col-line'),
   legend: byId('legend'),
   legendMin: byId('legend-min'),
   legendMax: byId('legend-max'),
@@ -196,6 +198,8 @@ function showResult(run: RunResult, summary: string): void {
   ui.readout.textContent = view.n > HEATMAP_SIDE
     ? `Hover over the heatmap to read an entry (each pixel averages about ${Math.ceil(view.n / HEATMAP_SIDE) ** 2} entries; the readout is exact).`
     : 'Hover over the heatmap to read an entry.';
+  ui.rowLine.hidden = true;
+  ui.colLine.hidden = true;
   const plot = ui.plot.getContext('2d');
   plot?.clearRect(0, 0, ui.plot.width, ui.plot.height);
 }
@@ -204,6 +208,11 @@ function inspect(event: MouseEvent): void {
   if (result === undefined || pcfs === undefined) return;
   const entry = heatmap.entryAt(event.clientX, event.clientY);
   if (entry === undefined) return;
+  const box = ui.heatmap.getBoundingClientRect();
+  ui.rowLine.style.top = `${event.clientY - box.top}px`;
+  ui.colLine.style.left = `${event.clientX - box.left}px`;
+  ui.rowLine.hidden = false;
+  ui.colLine.hidden = false;
   ui.readout.textContent = `row ${entry.i}, column ${entry.j}: ${String(entry.value)}`;
   ui.readout.dataset.i = String(entry.i);
   ui.readout.dataset.j = String(entry.j);

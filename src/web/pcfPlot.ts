@@ -92,18 +92,22 @@ function drawAxes(g: CanvasRenderingContext2D, f: Frame): void {
   g.stroke();
   g.textAlign = 'center';
   g.textBaseline = 'top';
-  for (let k = 0; k <= 4; k++) {
-    const t = (f.xMax * k) / 4;
-    g.fillText(formatTick(t), f.x(t), MARGIN.top + f.plotH + 4);
-  }
+  for (const t of niceTicks(0, f.xMax, 5)) g.fillText(formatTick(t), f.x(t), MARGIN.top + f.plotH + 4);
   g.textAlign = 'right';
   g.textBaseline = 'middle';
-  for (let k = 0; k <= 2; k++) {
-    const v = f.y0 + ((f.y1 - f.y0) * k) / 2;
-    g.fillText(formatTick(v), MARGIN.left - 4, f.y(v));
-  }
+  for (const v of niceTicks(f.y0, f.y1, 4)) g.fillText(formatTick(v), MARGIN.left - 4, f.y(v));
+}
+
+/** Round tick values (1, 2 or 5 times a power of ten apart) inside [from, to], about `count` of them. */
+function niceTicks(from: number, to: number, count: number): number[] {
+  const raw = (to - from) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
+  const ticks: number[] = [];
+  for (let k = Math.ceil(from / step); k * step <= to; k++) ticks.push(k * step);
+  return ticks;
 }
 
 function formatTick(v: number): string {
-  return Math.abs(v) >= 1000 || (Math.abs(v) < 0.01 && v !== 0) ? v.toExponential(1) : String(Number(v.toPrecision(3)));
+  return Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(0) : String(Number(v.toPrecision(3)));
 }

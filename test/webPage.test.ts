@@ -1,0 +1,321 @@
+/**
+ * The page of `pxl web` in headless Chromium: `pxl web --port 0` runs as its own process (the
+ * built dist/, as a user runs it) and one browser drives the page through generate, load, compute,
+ * heatmap, hover, download and cancel; the page served without isolation still computes and warns.
+ * Results are compared with Node's pdist / l2Kernel on the same PCFs, byte for byte.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
+import { destroyDefaultContext, encodeNpy, l2Kernel, pdist, randomPcfs } from '../src/index.js';
+import { chromiumMissing, launchChromium, serveStatic } from './helpers/chromium.js';
+import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
+
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+const missing = chromiumMissing();
+// Under CI a missing browser fails (beforeAll throws); elsewhere the file skips with the reason.
+const skip = missing !== undefined && process.env.CI !== 'true';
+if (skip) console.warn(`webPage tests skipped: ${missing}`);
+
+let browser: Browser;
+let server: PxlProcess;
+let url: string;
+let scratch: string;
+
+/** A fresh page at `at`, failing the test on any uncaught page error; resolves once it is idle. */
+async function openPage(at: string): Promise<Page> {
+  const page = await browser.newPage({ acceptDownloads: true });
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(at);
+  await page.waitForSelector('body[data-state=idle]', { timeout: 20_000 });
+  expect(errors).toEqual([]);
+  return page;
+}
+
+async function generate(page: Page, n: number, points: number, seed: number): Promise<void> {
+  await page.fill('#gen-n', String(n));
+  await page.fill('#gen-points', String(points));
+  await page.fill('#gen-seed', String(seed));
+  await page.click('#generate');
+  await expect.poll(() => page.textContent('#dataset')).toContain(`${n.toLocaleString('en-US')} PCFs`);
+}
+
+async function computeAndWait(page: Page): Promise<void> {
+  await page.click('#compute');
+  await page.waitForSelector('body[data-state=done], body[data-state=failed]', { timeout: 30_000 });
+  expect(await page.textContent('#error')).toBe('');
+  expect(await page.getAttribute('body', 'data-state')).toBe('done');
+}
+
+/** The bytes of the `.npy` the Download button saves. */
+async function downloadNpy(page: Page): Promise<{ name: string; bytes: Buffer }> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const path = join(scratch, `${Date.now()}-${download.suggestedFilename()}`);
+  await download.saveAs(path);
+  return { name: download.suggestedFilename(), bytes: await readFile(path) };
+}
+
+/**
+ * The RGBA pixels of canvas #id. In-page code is passed as strings throughout this file: the root
+ * tsconfig has no DOM types, and the test runner's transform must not rewrite it.
+ */
+async function canvasPixels(page: Page, id: string): Promise<{ width: number; height: number; data: number[] }> {
+  return page.evaluate(`(() => {
+    const canvas = document.getElementById(${JSON.stringify(id)});
+    const image = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    return { width: canvas.width, height: canvas.height, data: Array.from(image.data) };
+  })()`);
+}
+
+/** Standard deviation of the heatmap canvas's pixel brightness, and its size. */
+async function heatmapSpread(page: Page): Promise<{ side: number; spread: number }> {
+  const { width, data } = await canvasPixels(page, 'heatmap');
+  let sum = 0;
+  let sq = 0;
+  const count = data.length / 4;
+  for (let k = 0; k < data.length; k += 4) {
+    const y = 0.3 * data[k]! + 0.59 * data[k + 1]! + 0.11 * data[k + 2]!;
+    sum += y;
+    sq += y * y;
+  }
+  const mean = sum / count;
+  return { side: width, spread: Math.sqrt(Math.max(0, sq / count - mean * mean)) };
+}
+
+describe.skipIf(skip)('the pxl web page in Chromium', () => {
+  beforeAll(async () => {
+    if (missing !== undefined) throw new Error(missing);
+    for (const file of ['web/index.html', 'web/app.js', 'browser/pxl.js']) {
+      if (!existsSync(join(DIST, file))) throw new Error(`dist/${file} is missing: run npm run build`);
+    }
+    scratch = await mkdtemp(join(tmpdir(), 'pxl-webpage-'));
+    server = startPxl(['web', '--port', '0']);
+    url = /(http:\/\/\S+\/)/.exec(await server.line(/serving the page at/))![1]!;
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.kill();
+    await destroyDefaultContext();
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('is served with both isolation headers and reports its capabilities consistently', async () => {
+    const res = await fetch(url);
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+    const page = await openPage(url);
+    try {
+      const caps = await page.evaluate<{ crossOriginIsolated: boolean; cores: number; gpu: boolean; warning?: string }>("import('/browser/pxl.js').then((pxl) => pxl.browserCapabilities())");
+      expect(caps.crossOriginIsolated).toBe(true);
+      expect(caps.warning).toBeUndefined();
+      expect(await page.isVisible('#warning')).toBe(false);
+      expect(await page.textContent('#capabilities')).toContain(`${caps.cores} CPU cores (cross-origin isolated)`);
+      // The GPU choice is offered exactly when the browser has an adapter, and says why when not.
+      expect(await page.isDisabled('#device option[value=gpu]')).toBe(!caps.gpu);
+      if (!caps.gpu) expect(await page.textContent('#device-note')).toContain('GPU unavailable: this browser offers no WebGPU adapter');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('generates, computes L1 distances, draws a clustered heatmap, reads a hovered entry, plots its PCFs and downloads what Node computes', async () => {
+    const [n, points, seed] = [150, 12, 7];
+    const expected = await pdist(randomPcfs({ n, points, seed }));
+    const page = await openPage(url);
+    try {
+      await generate(page, n, points, seed);
+      await page.selectOption('#operation', 'l1');
+      await page.selectOption('#dtype', 'float64');
+      await computeAndWait(page);
+      expect(await page.textContent('#result-summary')).toMatch(/^L1 distances of 150 PCFs, float64, on \d+ CPU cores, in \d+\.\d\d s\.$/);
+
+      const { side, spread } = await heatmapSpread(page);
+      expect(side).toBe(n);
+      // A blank or one-colour canvas has spread 0; the viridis scale spans ~200 levels of brightness.
+      expect(spread).toBeGreaterThan(20);
+
+      // hover() scrolls the canvas into view first; positions are in its CSS box.
+      const box = (await page.locator('#heatmap').boundingBox())!;
+      await page.locator('#heatmap').hover({ position: { x: box.width * 0.3, y: box.height * 0.7 } });
+      const i = Number(await page.getAttribute('#readout', 'data-i'));
+      const j = Number(await page.getAttribute('#readout', 'data-j'));
+      expect(i).not.toBe(j);
+      expect(await page.textContent('#readout')).toBe(`row ${i}, column ${j}: ${String(expected.get(i, j))}`);
+      expect(await page.textContent('#plot-row')).toBe(`PCF ${i}`);
+      expect(await page.textContent('#plot-col')).toBe(`PCF ${j}`);
+      // Both step functions are drawn: pixels of the row colour (#d6336c) and the column colour (#1c7ed6).
+      const plot = (await canvasPixels(page, 'plot')).data;
+      const colours = { row: 0, col: 0 };
+      for (let k = 0; k < plot.length; k += 4) {
+        const [r, g, b] = [plot[k]!, plot[k + 1]!, plot[k + 2]!];
+        if (Math.abs(r - 0xd6) < 24 && Math.abs(g - 0x33) < 24 && Math.abs(b - 0x6c) < 24) colours.row++;
+        if (Math.abs(r - 0x1c) < 24 && Math.abs(g - 0x7e) < 24 && Math.abs(b - 0xd6) < 24) colours.col++;
+      }
+      expect(colours.row).toBeGreaterThan(50);
+      expect(colours.col).toBeGreaterThan(50);
+
+      const { name, bytes } = await downloadNpy(page);
+      expect(name).toBe('pdist-l1-n150-float64.npy');
+      const square = expected.toSquare();
+      expect(Buffer.compare(bytes, Buffer.from(encodeNpy(square.data, square.shape)))).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('computes the L2 kernel and Lp distances in float32 as Node does, byte for byte', async () => {
+    const set = randomPcfs({ n: 60, points: 9, seed: 11 });
+    const page = await openPage(url);
+    try {
+      await generate(page, 60, 9, 11);
+      await page.selectOption('#dtype', 'float32');
+      await page.selectOption('#operation', 'l2kernel');
+      await computeAndWait(page);
+      const kernel = (await l2Kernel(set, { dtype: 'float32' })).toSquare();
+      const k = await downloadNpy(page);
+      expect(k.name).toBe('l2kernel-n60-float32.npy');
+      expect(Buffer.compare(k.bytes, Buffer.from(encodeNpy(kernel.data, kernel.shape)))).toBe(0);
+
+      await page.selectOption('#operation', 'lp');
+      await page.fill('#p', '2.5');
+      await computeAndWait(page);
+      const lp = (await pdist(set, { dtype: 'float32', p: 2.5 })).toSquare();
+      const d = await downloadNpy(page);
+      expect(d.name).toBe('pdist-l2.5-n60-float32.npy');
+      expect(Buffer.compare(d.bytes, Buffer.from(encodeNpy(lp.data, lp.shape)))).toBe(0);
+
+      // A p below 1 is the library's OptionError, shown as it words it.
+      await page.fill('#p', '0.5');
+      await page.click('#compute');
+      await page.waitForSelector('body[data-state=failed]');
+      expect(await page.textContent('#error')).toMatch(/p must be .*>= ?1.*0\.5/);
+
+      // Bad generator input is randomPcfs's OptionError, shown as it words it; nothing is loaded.
+      await page.fill('#gen-n', '-3');
+      await page.click('#generate');
+      await expect.poll(() => page.textContent('#error')).toMatch(/^n must be .*got -3/);
+      expect(await page.textContent('#dataset')).toContain('60 PCFs');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('loads a dropped .json and a picked .npz as pxl random-pcfs writes them, and shows the error of a bad file', async () => {
+    const json = join(scratch, 'pcfs.json');
+    const npz = join(scratch, 'pcfs.npz');
+    const quiet = { stdout: { write: () => true }, stderr: { write: () => true }, interceptSigint: false };
+    expect(await run(['random-pcfs', '--n', '40', '--points', '6', '--seed', '3', '-o', json, '-q'], quiet)).toBe(0);
+    expect(await run(['random-pcfs', '--n', '40', '--points', '6', '--seed', '3', '-o', npz, '-q'], quiet)).toBe(0);
+    const expected = (await pdist(randomPcfs({ n: 40, points: 6, seed: 3 }))).toSquare();
+    const expectedNpy = Buffer.from(encodeNpy(expected.data, expected.shape));
+    const page = await openPage(url);
+    try {
+      // Drag and drop: a drop event carrying the file, as the browser fires it.
+      const text = await readFile(json, 'utf8');
+      await page.evaluate(`(() => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([${JSON.stringify(text)}], 'pcfs.json', { type: 'application/json' }));
+        document.getElementById('dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      })()`);
+      await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (pcfs.json).');
+      await computeAndWait(page);
+      expect(Buffer.compare((await downloadNpy(page)).bytes, expectedNpy)).toBe(0);
+
+      await page.setInputFiles('#file', npz);
+      await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (pcfs.npz).');
+      expect(await page.isVisible('#result')).toBe(false);
+      await computeAndWait(page);
+      expect(Buffer.compare((await downloadNpy(page)).bytes, expectedNpy)).toBe(0);
+
+      // A PCF without a breakpoint at t = 0: the library's message, naming the file and the PCF.
+      await page.setInputFiles('#file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"pcfs": [[[0, 1], [2, 0]], [[1, 5]]]}') });
+      await expect.poll(() => page.isVisible('#error')).toBe(true);
+      expect(await page.textContent('#error')).toMatch(/^bad\.json: .*PCF 1/);
+      // The PCFs loaded before stay loaded.
+      expect(await page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (pcfs.npz).');
+
+      await page.setInputFiles('#file', { name: 'broken.npz', mimeType: 'application/octet-stream', buffer: Buffer.from('PK not really a zip') });
+      await expect.poll(() => page.textContent('#error')).toMatch(/^broken\.npz: /);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('cancels a large run: the page says so, keeps no result and computes again afterwards', async () => {
+    const page = await openPage(url);
+    try {
+      await generate(page, 5000, 400, 1);
+      await page.click('#compute');
+      // Cancel once the first blocks are in: the run has started on the cores.
+      await page.waitForFunction("document.getElementById('progress').value > 0", undefined, { timeout: 30_000 });
+      await page.click('#cancel');
+      await page.waitForSelector('body[data-state=cancelled], body[data-state=done]', { timeout: 30_000 });
+      expect(await page.getAttribute('body', 'data-state')).toBe('cancelled');
+      expect(await page.textContent('#status')).toMatch(/^Cancelled after [\d,]+ of 12,497,500 pairs; nothing was kept\.$/);
+      expect(await page.isVisible('#result')).toBe(false);
+      expect(await page.isDisabled('#cancel')).toBe(true);
+      await generate(page, 20, 4, 2);
+      await computeAndWait(page);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('without cross-origin isolation still computes (on one thread) and shows the warning naming both headers', async () => {
+    const plain = await serveStatic({ mounts: { '/': join(DIST, 'web'), '/browser/': join(DIST, 'browser') }, isolated: false });
+    const page = await openPage(`${plain.url}/`);
+    try {
+      expect(await page.isVisible('#warning')).toBe(true);
+      const warning = await page.textContent('#warning');
+      expect(warning).toContain('Cross-Origin-Opener-Policy: same-origin');
+      expect(warning).toContain('Cross-Origin-Embedder-Policy: require-corp');
+      expect(await page.textContent('#capabilities')).toContain('one CPU thread (not cross-origin isolated)');
+      await generate(page, 50, 8, 5);
+      await computeAndWait(page);
+      expect(await page.textContent('#result-summary')).toContain('on one CPU thread');
+      expect((await heatmapSpread(page)).spread).toBeGreaterThan(20);
+      const expected = (await pdist(randomPcfs({ n: 50, points: 8, seed: 5 }))).toSquare();
+      expect(Buffer.compare((await downloadNpy(page)).bytes, Buffer.from(encodeNpy(expected.data, expected.shape)))).toBe(0);
+    } finally {
+      await page.close();
+      await plain.close();
+    }
+  });
+
+  it('pxl web on a taken port fails with exit 2 and says what to pass instead', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const taken = startPxl(['web', '--port', String(port)]);
+      expect((await taken.exit).code).toBe(2);
+      expect(taken.stderr()).toBe(`pxl: --port ${port}: 127.0.0.1:${port} is already in use by another program; choose another port with --port, or --port 0 for a free one\n`);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+
+  it('pxl web stops on SIGTERM with exit 0, with a browser still connected', async () => {
+    const own = startPxl(['web', '--port', '0']);
+    const at = /(http:\/\/\S+\/)/.exec(await own.line(/serving the page at/))![1]!;
+    const page = await openPage(at);
+    try {
+      process.kill(own.child.pid!, 'SIGTERM');
+      expect(await own.exit).toEqual({ code: 0, signal: null });
+      expect(own.stderr()).toMatch(/pxl web: stopped\n$/);
+    } finally {
+      await page.close();
+      await own.kill();
+    }
+  });
+});
