@@ -2,7 +2,9 @@
  * The host side of the file writer's thread: it copies each finished block into a shared slot (in
  * event-loop steps; then the caller may reuse its buffer), hands the slot to the thread, and reports
  * each block once its bytes are in the file. At most `slots` blocks are in flight; `put` waits for
- * one to come free, which is how a disk slower than the computation holds the pipeline back.
+ * one to come free, which is how a disk slower than the computation holds the pipeline back. A slot
+ * comes free once the thread has staged its block; the block is reported when its write tile (see
+ * writeTiles.ts) is written.
  */
 import type { Worker } from 'node:worker_threads';
 import { LogicError } from '../core/errors.js';
@@ -10,7 +12,7 @@ import { startThread, threadEntry } from '../platform/thread.js';
 import type { BlockInfo } from './blockScheduler.js';
 import { copyInSteps } from './eventLoopSteps.js';
 import type { FloatArray } from './floatArray.js';
-import type { BlockWritten, FileWriterInit, WriteBlock } from './fileWriterThread.js';
+import type { FileWriterInit, FlushTiles, WriteBlock, WriterAnswer } from './fileWriterThread.js';
 import type { NpyFileLayout } from './npyLayout.js';
 
 const entry = threadEntry(import.meta.url, 'fileWriterThread');
@@ -21,8 +23,12 @@ export interface FileWriterOptions {
   readonly layout: NpyFileLayout;
   /** Elements of the largest block's result (rowCount * colCount): the size of a slot. */
   readonly blockElements: number;
-  /** Elements the largest block occupies in the file: the thread's staging buffer. */
+  /** Elements the largest write tile occupies in the file: the size of one staging buffer of the thread. */
   readonly stagingElements: number;
+  /** Bytes of staging buffers the thread may hold; default: two tiles. */
+  readonly stagingBytes?: number;
+  /** The write tiles (from planWriteTiles); default: every block a tile of its own. */
+  readonly tiles?: { readonly tileOf: Int32Array; readonly tileBlocks: Int32Array };
   /** Blocks in flight at most (at least 1). */
   readonly slots: number;
   /** Called once per block whose bytes are in the file, in the order the thread wrote them. */
@@ -35,7 +41,10 @@ export class FileWriter {
   readonly #thread: Worker;
   readonly #free: SharedArrayBuffer[] = [];
   #allocated = 0;
+  /** Blocks whose slot the thread holds. */
   readonly #inFlight = new Map<number, { block: BlockInfo; data: SharedArrayBuffer }>();
+  /** Blocks handed to the thread and not yet written (or given up). */
+  readonly #unwritten = new Map<number, BlockInfo>();
   #waiting: Array<() => void> = [];
   #drained: Array<() => void> = [];
   #failure: { error: Error } | undefined;
@@ -43,11 +52,19 @@ export class FileWriter {
 
   private constructor(options: FileWriterOptions) {
     this.#options = options;
-    const init: FileWriterInit = { fd: options.fd, layout: options.layout, stagingElements: options.stagingElements };
+    const tileBytes = Math.max(1, options.stagingElements) * options.layout.elementBytes;
+    const init: FileWriterInit = {
+      fd: options.fd,
+      layout: options.layout,
+      stagingElements: options.stagingElements,
+      stagingBytes: options.stagingBytes ?? 2 * tileBytes,
+      tileOf: options.tiles?.tileOf ?? new Int32Array(0),
+      tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
+    };
     this.#thread = startThread(entry, { workerData: init });
     // Only blocks in flight keep the process alive: an idle writer never holds it open.
     this.#thread.unref();
-    this.#thread.on('message', (answer: BlockWritten) => this.#answered(answer));
+    this.#thread.on('message', (answer: WriterAnswer) => this.#answered(answer));
     this.#thread.on('error', (error) => this.#fail(new Error(`the writer thread failed: ${error.message}`, { cause: error })));
     this.#thread.on('exit', (code) => {
       if (!this.#stopped) this.#died(new Error(`the writer thread exited with code ${code}`));
@@ -75,15 +92,22 @@ export class FileWriter {
     const elements = block.rowCount * block.colCount;
     const view = this.#options.layout.dtype === 'float32' ? new Float32Array(data, 0, elements) : new Float64Array(data, 0, elements);
     await copyInSteps(view, buf, elements);
-    if (this.#inFlight.size === 0) this.#thread.ref();
+    if (this.#unwritten.size === 0) this.#thread.ref();
     this.#inFlight.set(block.index, { block, data });
+    this.#unwritten.set(block.index, block);
     const message: WriteBlock = { block, data };
     this.#thread.postMessage(message);
   }
 
-  /** Resolves when every block put so far is answered (written, or failed). */
+  /**
+   * Resolves when every block put so far is answered (written, or failed); tiles still incomplete
+   * are written as far as they got.
+   */
   async drain(): Promise<void> {
-    while (this.#inFlight.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    if (this.#unwritten.size === 0) return;
+    const flush: FlushTiles = { flush: true };
+    this.#thread.postMessage(flush);
+    while (this.#unwritten.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
   }
 
   /**
@@ -96,15 +120,21 @@ export class FileWriter {
     await this.#thread.terminate();
   }
 
-  #answered({ block, error }: BlockWritten): void {
-    const entry = this.#inFlight.get(block);
-    if (entry === undefined) return;
-    this.#inFlight.delete(block);
+  #answered({ staged, settled, error }: WriterAnswer): void {
     if (error !== undefined) this.#fail(error.logic ? new LogicError(error.message) : new Error(error.message));
-    else this.#options.onWritten(entry.block);
-    this.#free.push(entry.data);
-    this.#waiting.shift()?.();
-    if (this.#inFlight.size === 0) {
+    const entry = staged === undefined ? undefined : this.#inFlight.get(staged);
+    if (entry !== undefined) {
+      this.#inFlight.delete(entry.block.index);
+      this.#free.push(entry.data);
+      this.#waiting.shift()?.();
+    }
+    for (const index of settled ?? []) {
+      const block = this.#unwritten.get(index);
+      if (block === undefined) continue;
+      this.#unwritten.delete(index);
+      if (error === undefined) this.#options.onWritten(block);
+    }
+    if (this.#unwritten.size === 0) {
       this.#thread.unref();
       for (const resolve of this.#drained.splice(0)) resolve();
     }
@@ -121,6 +151,7 @@ export class FileWriter {
     this.#fail(error);
     this.#stopped = true;
     this.#inFlight.clear();
+    this.#unwritten.clear();
     for (const resolve of this.#drained.splice(0)) resolve();
   }
 

@@ -1,15 +1,17 @@
 /**
  * The file writer's thread: it takes one finished block at a time out of a shared slot, stages it
- * into the file's order (mirror, condensed columns) and writes it with synchronous positional
- * writes. Synchronous writes here cost a few microseconds each and none of the main thread's time;
- * through libuv's pool each write would cost the main thread a callback, and staging there would
- * hold up the event loop for as long as a block takes to copy.
+ * into the file's order (mirror, condensed columns) in the staging buffer of its write tile (see
+ * writeTiles.ts), frees the slot, and once every block of the tile is in writes the tile with
+ * synchronous positional writes, the runs that continue each other in the file gathered into one
+ * `writev`. Synchronous writes here cost none of the main thread's time; through libuv's pool each
+ * write would cost the main thread a callback, and staging there would hold up the event loop for
+ * as long as a block takes to copy.
  */
-import { writeSync } from 'node:fs';
+import { writeSync, writevSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
-import { stageBlock, type StagedRun } from './blockStaging.js';
+import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 
@@ -18,67 +20,177 @@ export interface FileWriterInit {
   /** The partial file's descriptor, opened by the host; descriptors belong to the whole process. */
   readonly fd: number;
   readonly layout: NpyFileLayout;
-  /** Elements of the staging buffer: the most any block of the schedule occupies in the file. */
+  /** Elements of a tile's staging buffer: the most any tile occupies in the file. */
   readonly stagingElements: number;
+  /** Bytes of staging buffers at most; a tile that would exceed it first writes out the oldest open tile as far as it got. */
+  readonly stagingBytes: number;
+  /** Tile of each block index (-1 or absent: the block is a tile of its own), and blocks per tile. */
+  readonly tileOf: Int32Array;
+  readonly tileBlocks: Int32Array;
 }
 
-/** Host to thread: write `block`, whose results the host copied into `data` (row-major, `colCount` per row). */
+/** Host to thread: stage `block`, whose results the host copied into `data` (row-major, `colCount` per row). */
 export interface WriteBlock {
   readonly block: BlockInfo;
   readonly data: SharedArrayBuffer;
 }
 
-/** Thread to host: the block's bytes are in the file (`error` undefined), or why not. */
-export interface BlockWritten {
-  readonly block: number;
+/** Host to thread: write every tile still open, however far it got (the end of a run). */
+export interface FlushTiles {
+  readonly flush: true;
+}
+
+/**
+ * Thread to host: the slot of block `staged` may be reused, and/or the blocks `settled` are done
+ * with: in the file when `error` is undefined, given up otherwise.
+ */
+export interface WriterAnswer {
+  readonly staged?: number;
+  readonly settled?: readonly number[];
   readonly error?: { readonly logic: boolean; readonly message: string };
 }
+
+/** A tile being staged: its blocks' runs point into `data`, filled up to `used`. */
+interface OpenTile {
+  readonly id: number;
+  readonly data: FloatArray;
+  used: number;
+  readonly runs: StagedRun[];
+  readonly blocks: number[];
+  left: number;
+}
+
+/** At most this many buffers per `writev` (Linux's IOV_MAX is 1,024). */
+const MAX_IOV = 1024;
 
 function viewOf(layout: NpyFileLayout, buffer: SharedArrayBuffer): FloatArray {
   return layout.dtype === 'float32' ? new Float32Array(buffer) : new Float64Array(buffer);
 }
 
-function writeRuns(fd: number, layout: NpyFileLayout, staging: FloatArray, runs: readonly StagedRun[]): void {
+/** Writes `bytes` at `position` whole: a positional write may write less than asked (rarely, for regular files). */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const written = writeSync(fd, bytes, offset, bytes.length - offset, position + offset);
+    offset += written;
+  }
+}
+
+/** Writes pieces that follow each other in the file from `position`, in one `writev` when it writes them all. */
+function writeGathered(fd: number, pieces: Uint8Array[], position: number): void {
+  const total = pieces.reduce((n, p) => n + p.length, 0);
+  const written = pieces.length === 1 ? 0 : writevSync(fd, pieces, position);
+  if (written === total) return;
+  // A short gather write: finish piece by piece from where it stopped.
+  let at = 0;
+  for (const piece of pieces) {
+    const skip = Math.min(piece.length, Math.max(0, written - at));
+    if (skip < piece.length) writeAll(fd, piece.subarray(skip), position + at + skip);
+    at += piece.length;
+  }
+}
+
+/** Writes a tile's runs in file order, each chain of runs that continue each other in the file as one write. */
+function writeTile(fd: number, layout: NpyFileLayout, tile: OpenTile): void {
   const size = layout.elementBytes;
   const base = layout.header.length;
-  const bytes = new Uint8Array(staging.buffer, staging.byteOffset, staging.byteLength);
-  for (const run of runs) {
-    let offset = run.from * size;
-    let position = base + run.at * size;
-    let left = run.length * size;
-    // A positional write may write less than asked (rarely, for regular files): go on from there.
-    while (left > 0) {
-      const written = writeSync(fd, bytes, offset, left, position);
-      offset += written;
-      position += written;
-      left -= written;
+  const bytes = new Uint8Array(tile.data.buffer, tile.data.byteOffset, tile.data.byteLength);
+  const runs = tile.runs.sort((a, b) => a.at - b.at);
+  let k = 0;
+  while (k < runs.length) {
+    const first = runs[k]!;
+    const pieces: Uint8Array[] = [];
+    let end = first.at;
+    while (k < runs.length && runs[k]!.at === end && pieces.length < MAX_IOV) {
+      const run = runs[k++]!;
+      pieces.push(bytes.subarray(run.from * size, (run.from + run.length) * size));
+      end += run.length;
     }
+    writeGathered(fd, pieces, base + first.at * size);
   }
 }
 
 function serve(init: FileWriterInit): void {
   const port = parentPort!;
-  const { fd, layout } = init;
-  const staging = allocFloatArray(layout.dtype, init.stagingElements);
-  const runs: StagedRun[] = [];
+  const { fd, layout, tileOf, tileBlocks } = init;
+  const tileBytes = Math.max(1, init.stagingElements) * layout.elementBytes;
+  // Staging buffers are kept for the next tile: a fresh one per tile would cost its page faults again.
+  const pool: FloatArray[] = [];
+  const open = new Map<number, OpenTile>();
+  const scratch: StagedRun[] = [];
+  let allocated = 0;
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
-  port.on('message', ({ block, data }: WriteBlock) => {
-    let error: BlockWritten['error'];
-    if (failed) {
-      error = { logic: false, message: 'an earlier block failed' };
-    } else {
-      try {
-        runs.length = 0;
-        stageBlock(layout, block, viewOf(layout, data), staging, runs);
-        writeRuns(fd, layout, staging, runs);
-      } catch (e) {
-        failed = true;
-        error = { logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) };
-      }
+
+  const answer = (a: WriterAnswer) => port.postMessage(a);
+  const failure = (e: unknown): WriterAnswer['error'] => ({ logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) });
+
+  /** Writes `tile` as far as it got and gives its buffer back; its blocks are settled. */
+  const finish = (tile: OpenTile): void => {
+    open.delete(tile.id);
+    try {
+      if (!failed) writeTile(fd, layout, tile);
+      answer(failed ? { settled: tile.blocks, error: { logic: false, message: 'an earlier block failed' } } : { settled: tile.blocks });
+    } catch (e) {
+      failed = true;
+      answer({ settled: tile.blocks, error: failure(e) });
     }
-    const answer: BlockWritten = error === undefined ? { block: block.index } : { block: block.index, error };
-    port.postMessage(answer);
+    pool.push(tile.data);
+  };
+
+  /** The open tile of `block`, opened now if need be, with room for it. */
+  const tileFor = (block: BlockInfo, elements: number): OpenTile => {
+    const id = tileOf[block.index] ?? -1;
+    // A block without a tile gets one of its own, numbered apart from the planned ones.
+    const key = id >= 0 ? id : -1 - block.index;
+    let tile = open.get(key);
+    if (tile !== undefined && tile.used + elements <= tile.data.length) return tile;
+    if (tile !== undefined) finish(tile);
+    // Out of staging memory (blocks out of tile order, e.g. from a cluster): the oldest open tile goes first.
+    while (pool.length === 0 && open.size > 0 && (allocated + 1) * tileBytes > init.stagingBytes) finish(open.values().next().value!);
+    let data = pool.pop();
+    if (data !== undefined && data.length < elements) {
+      // A block larger than the planned tiles (none are, unless the plan was left out): a buffer of its own.
+      data = undefined;
+      allocated--;
+    }
+    if (data === undefined) {
+      data = allocFloatArray(layout.dtype, Math.max(1, init.stagingElements, elements));
+      allocated++;
+    }
+    tile = { id: key, data, used: 0, runs: [], blocks: [], left: id >= 0 ? (tileBlocks[id] ?? 1) : 1 };
+    open.set(key, tile);
+    return tile;
+  };
+
+  port.on('message', (message: WriteBlock | FlushTiles) => {
+    if ('flush' in message) {
+      for (const tile of [...open.values()]) finish(tile);
+      return;
+    }
+    const { block, data } = message;
+    if (failed) {
+      answer({ staged: block.index, settled: [block.index], error: { logic: false, message: 'an earlier block failed' } });
+      return;
+    }
+    let tile: OpenTile | undefined;
+    try {
+      const elements = stagedElements(layout, block);
+      tile = tileFor(block, elements);
+      if (failed) throw new Error('an earlier block failed');
+      scratch.length = 0;
+      stageBlock(layout, block, viewOf(layout, data), tile.data.subarray(tile.used, tile.used + elements), scratch);
+      for (const run of scratch) tile.runs.push({ at: run.at, from: run.from + tile.used, length: run.length });
+      tile.used += elements;
+      tile.blocks.push(block.index);
+      tile.left--;
+    } catch (e) {
+      failed = true;
+      answer({ staged: block.index, settled: [block.index], error: failure(e) });
+      return;
+    }
+    answer({ staged: block.index });
+    if (tile.left <= 0) finish(tile);
   });
 }
 

@@ -1,0 +1,221 @@
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlockScheduler, type BlockInfo } from '../src/blocks/blockScheduler.js';
+import { stagedElements } from '../src/blocks/blockStaging.js';
+import { FileWriter } from '../src/blocks/fileWriter.js';
+import { NpyFileSink } from '../src/blocks/npyFileSink.js';
+import { npyFileLayout, type FileLayout, type NpyFileLayout } from '../src/blocks/npyLayout.js';
+import { planWriteTiles } from '../src/blocks/writeTiles.js';
+import { LogicError } from '../src/core/errors.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pxl-tiles-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The value of pair (i, j): distinct for every pair, exact in float32, symmetric in a symmetric layout. */
+function pairValue(kind: FileLayout, i: number, j: number): number {
+  if (kind === 'dense') return i * 64 + j + 0.5;
+  return Math.max(i, j) * 64 + Math.min(i, j) + 0.5;
+}
+
+/** A block's buffer as a kernel leaves it: the pairs a layout keeps, 0 where it keeps nothing. */
+function blockData(layout: NpyFileLayout, b: BlockInfo): Float64Array | Float32Array {
+  const buf = layout.dtype === 'float32' ? new Float32Array(b.rowCount * b.colCount) : new Float64Array(b.rowCount * b.colCount);
+  for (let r = 0; r < b.rowCount; r++) {
+    for (let c = 0; c < b.colCount; c++) {
+      const i = b.rowFirst + r;
+      const j = b.colFirst + c;
+      const kept = layout.kind === 'dense' || i > j || (layout.kind === 'square' && i === j);
+      if (kept) buf[r * b.colCount + c] = layout.kind === 'square' && i === j ? 0.25 + i : pairValue(layout.kind, i, j);
+    }
+  }
+  return buf;
+}
+
+/** The file's data as it must be: square, scipy's condensed order, or row-major dense. */
+function expected(layout: NpyFileLayout): number[] {
+  const n = layout.nRows;
+  const out: number[] = [];
+  if (layout.kind === 'condensed') {
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) out.push(pairValue('condensed', i, j));
+  } else {
+    for (let i = 0; i < layout.nRows; i++) for (let j = 0; j < layout.nCols; j++) out.push(layout.kind === 'square' && i === j ? 0.25 + i : pairValue(layout.kind, i, j));
+  }
+  return out;
+}
+
+function readData(path: string, layout: NpyFileLayout): number[] {
+  const bytes = Uint8Array.from(readFileSync(path).subarray(layout.header.length));
+  return [...(layout.dtype === 'float32' ? new Float32Array(bytes.buffer) : new Float64Array(bytes.buffer))];
+}
+
+/** A deterministic shuffle, so blocks come out of tile order (as from several machines). */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let s = seed;
+  for (let k = out.length - 1; k > 0; k--) {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    const m = s % (k + 1);
+    [out[k], out[m]] = [out[m]!, out[k]!];
+  }
+  return out;
+}
+
+/** Writes `order` through a writer with `tiles` and returns the file's data and the blocks reported written. */
+async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[], scheduler: BlockScheduler, stagingBudget: number, order: (tiled: readonly BlockInfo[]) => readonly BlockInfo[]): Promise<{ data: number[]; written: number[]; side: number }> {
+  const tiles = planWriteTiles(layout, blocks, scheduler.blockSide, scheduler.blocks.length, stagingBudget);
+  const path = join(dir, `t${Math.random().toString(36).slice(2)}.npy`);
+  await writeFile(path, new Uint8Array(layout.bytes));
+  const fd = openSync(path, 'r+');
+  const written: number[] = [];
+  const writer = FileWriter.start({
+    fd,
+    layout,
+    blockElements: scheduler.maxBlockElements,
+    stagingElements: tiles.tileElements,
+    stagingBytes: Math.max(stagingBudget, tiles.tileElements * layout.elementBytes),
+    tiles,
+    slots: 2,
+    onWritten: (b) => written.push(b.index),
+  });
+  for (const b of order(tiles.blocks)) await writer.put(b, blockData(layout, b));
+  await writer.stop();
+  closeSync(fd);
+  const data = readData(path, layout);
+  await rm(path);
+  return { data, written: written.sort((a, b) => a - b), side: tiles.side };
+}
+
+describe('write tiles', () => {
+  it('orders the blocks tile by tile, the widest tiles two of which fit the budget', () => {
+    const layout = npyFileLayout('square', 'float64', 100, 100);
+    const scheduler = new BlockScheduler({ nRows: 100, nCols: 100, mode: 'lowerTriangle', maxOutputElements: 100 });
+    const todo = scheduler.blocks;
+    // A full 2 x 2 tile off the diagonal holds 4 blocks of 10 x 10, twice over in a square file: 800 elements.
+    const two = planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 2 * 800 * 8);
+    expect(two.side).toBe(2);
+    expect(two.tileElements).toBe(800);
+    expect(planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 2 * 800 * 8 - 1).side).toBe(1);
+    expect(planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 1 << 30).side).toBe(4);
+    expect([...two.blocks].map((b) => b.index).sort((a, b) => a - b)).toEqual(todo.map((b) => b.index));
+    // Each tile's blocks come one after another, and each tile is counted whole.
+    const seen = new Set<number>();
+    let last = -1;
+    for (const b of two.blocks) {
+      const t = two.tileOf[b.index]!;
+      if (t !== last) {
+        expect(seen.has(t)).toBe(false);
+        seen.add(t);
+        last = t;
+      }
+      expect(Math.floor(b.rowFirst / 20)).toBe(Math.floor(two.blocks.find((o) => two.tileOf[o.index] === t)!.rowFirst / 20));
+    }
+    expect([...two.tileBlocks].reduce((a, b) => a + b, 0)).toBe(todo.length);
+    // A tile of one block keeps the schedule's order (largest blocks first).
+    expect(planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 0).blocks).toEqual(todo);
+  });
+
+  it('counts only the blocks still to write, so a resumed run completes its tiles', () => {
+    const layout = npyFileLayout('condensed', 'float32', 50, 50);
+    const scheduler = new BlockScheduler({ nRows: 50, nCols: 50, mode: 'lowerTriangle', maxOutputElements: 100 });
+    const todo = scheduler.blocks.filter((b) => b.index % 3 !== 0);
+    const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, 1 << 20);
+    expect(tiles.side).toBeGreaterThan(1);
+    for (const b of scheduler.blocks) expect(tiles.tileOf[b.index]).toBe(b.index % 3 === 0 ? -1 : tiles.tileOf[b.index]);
+    for (const b of scheduler.blocks) if (b.index % 3 !== 0) expect(tiles.tileOf[b.index]).toBeGreaterThanOrEqual(0);
+    expect([...tiles.tileBlocks].reduce((a, b) => a + b, 0)).toBe(todo.length);
+    const largest = Math.max(...Array.from(tiles.tileBlocks.keys(), (t) => todo.filter((b) => tiles.tileOf[b.index] === t).reduce((n, b) => n + stagedElements(layout, b), 0)));
+    expect(tiles.tileElements).toBe(largest);
+  });
+
+  const shapes = [
+    { name: 'odd N, ragged edge blocks', n: 23, m: 23, maxOutputElements: 25 },
+    { name: 'blocks of one pair', n: 7, m: 7, maxOutputElements: 1 },
+    { name: 'one block holding everything', n: 9, m: 9, maxOutputElements: 1000 },
+  ];
+  for (const kind of ['square', 'condensed', 'dense'] as const) {
+    for (const dtype of ['float64', 'float32'] as const) {
+      for (const s of shapes) {
+        it(`writes a ${kind} ${dtype} file identical to block by block writes (${s.name}), in tile order and shuffled`, async () => {
+          const m = kind === 'dense' ? s.m + 4 : s.n;
+          const layout = npyFileLayout(kind, dtype, s.n, m);
+          const scheduler = new BlockScheduler({ nRows: s.n, nCols: m, mode: kind === 'dense' ? 'full' : 'lowerTriangle', maxOutputElements: s.maxOutputElements });
+          const all = scheduler.blocks.map((b) => b.index);
+          const want = expected(layout);
+          // Blocks of their own (no room for tiles), then wide tiles in order, then wide tiles from shuffled blocks
+          // with staging for about one tile, so open tiles are written early, as far as they got.
+          const alone = await writeThrough(layout, scheduler.blocks, scheduler, 0, (t) => t);
+          expect(alone.side).toBe(1);
+          const tiled = await writeThrough(layout, scheduler.blocks, scheduler, 1 << 24, (t) => t);
+          expect(tiled.side).toBe(4);
+          const tight = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, all.length, 1 << 24).tileElements * layout.elementBytes;
+          const mixed = await writeThrough(layout, scheduler.blocks, scheduler, tight, (t) => shuffled(t, 7));
+          for (const run of [alone, tiled, mixed]) {
+            expect(run.data).toEqual(want);
+            expect(run.written).toEqual(all);
+          }
+        });
+      }
+    }
+  }
+
+  it('writes the blocks of an unfinished tile when drained, and reports only those', async () => {
+    const layout = npyFileLayout('square', 'float64', 12, 12);
+    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9 });
+    const tiles = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, scheduler.blocks.length, 1 << 20);
+    expect(tiles.side).toBeGreaterThan(1);
+    const path = join(dir, 'partial.npy');
+    await writeFile(path, new Uint8Array(layout.bytes));
+    const fd = openSync(path, 'r+');
+    const written: number[] = [];
+    const writer = FileWriter.start({ fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
+    const first = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 0);
+    expect(first.length).toBeGreaterThan(1);
+    const some = first.slice(0, -1);
+    for (const b of some) await writer.put(b, blockData(layout, b));
+    expect(written).toEqual([]);
+    await writer.drain();
+    expect(written.sort((a, b) => a - b)).toEqual(some.map((b) => b.index).sort((a, b) => a - b));
+    await writer.stop();
+    closeSync(fd);
+    const data = readData(path, layout);
+    const want = expected(layout);
+    for (const b of some) {
+      for (let r = 0; r < b.rowCount; r++) {
+        for (let c = 0; c < b.colCount; c++) {
+          const i = b.rowFirst + r;
+          const j = b.colFirst + c;
+          expect(data[i * 12 + j]).toBe(want[i * 12 + j]);
+          expect(data[j * 12 + i]).toBe(want[j * 12 + i]);
+        }
+      }
+    }
+    const missing = first.at(-1)!;
+    expect(data[missing.rowFirst * 12 + missing.colFirst]).toBe(0);
+  });
+
+  it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {
+    const target = join(dir, 'bad.npy');
+    const layout = npyFileLayout('condensed', 'float32', 12, 12);
+    const sink = await NpyFileSink.open({ target, layout, identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
+    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9, nSplitsHint: 1 });
+    const blocks = await sink.begin(scheduler);
+    const diagonal = blocks.find((b) => b.rowFirst === b.colFirst && b.rowFirst > 0)!;
+    for (const b of blocks) {
+      const buf = blockData(layout, b);
+      if (b === diagonal) buf.fill(1);
+      await sink.write(b, buf).catch(() => undefined);
+    }
+    const failed = sink.commit();
+    await expect(failed).rejects.toThrow(LogicError);
+    await expect(failed).rejects.toThrow(new RegExp(`block ${diagonal.index} .*skipped entry .*leave the diagonal and the upper triangle at 0`));
+    expect((await readdir(dir)).filter((n) => n.includes('bad.npy'))).toEqual([]);
+  });
+});
