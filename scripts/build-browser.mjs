@@ -8,7 +8,8 @@
  * the bundle takes the twin. Both have the same exports; Node never loads a `.browser.ts` file. The
  * few reads of Node's global `process` (warnings, PXL_TRACE) get src/platform/process.browser.ts, and
  * the name `SharedArrayBuffer`, absent from pages without cross-origin isolation, a stand-in that
- * refuses with the headers to set (src/platform/sharedArrayBuffer.browser.ts).
+ * refuses with the headers to set (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a
+ * message to itself (src/platform/setImmediate.browser.ts).
  * A `node:` import left in the bundle fails the build.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -56,7 +57,7 @@ export async function buildBrowser({ quiet = false } = {}) {
     minify: true,
     sourcemap: 'linked',
     chunkNames: 'chunk-[hash]',
-    inject: ['src/platform/process.browser.ts', 'src/platform/sharedArrayBuffer.browser.ts'],
+    inject: ['src/platform/process.browser.ts', 'src/platform/sharedArrayBuffer.browser.ts', 'src/platform/setImmediate.browser.ts'],
     // The optional Dawn package is Node's route to a GPU; in a page it is navigator.gpu (gpuDevice.ts).
     external: ['webgpu'],
     plugins: [browserTwins],

@@ -86,6 +86,26 @@ describe("the page's own thread as the CPU backend", () => {
     expect(ticks).toBeGreaterThan(1);
   });
 
+  it('yields to the event loop between the batches of one launch', async () => {
+    // Each task keeps the thread for 2 ms; a launch of 40 tasks, one per batch, would hold it for
+    // 80 ms in one piece without the slices.
+    const job = page.createJob();
+    job.load(await page.createModule('data:text/javascript,export function spin(ms) { const t = performance.now(); while (performance.now() - t < ms); }'));
+    const map = job.buildMap('spin', 40).setBatchSize(1);
+    let turns = 0;
+    let running = true;
+    const turn = (): void => {
+      turns++;
+      if (running) setImmediate(turn);
+    };
+    await map.execute(2);
+    setImmediate(turn);
+    await map.synchronize();
+    running = false;
+    page.destroyJob(job);
+    expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
   it('rejects with CancelledError when the signal aborts, and computes again after', async () => {
     const x = randomPcfs({ n: 400, points: 10, seed: 2 });
     const controller = new AbortController();
