@@ -89,6 +89,8 @@ function clearError(): void {
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
+/** "1 PCF", "2,000 PCFs". */
+const plural = (n: number, word: string): string => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
 /** Makes `set` the loaded PCFs (from a file or the generator); the previous result goes. */
 function usePcfs(set: PcfSet, origin: string): void {
@@ -97,7 +99,7 @@ function usePcfs(set: PcfSet, origin: string): void {
   heatmap.clear();
   ui.result.hidden = true;
   const breakpoints = set.offsets[set.count] ?? 0;
-  ui.dataset.textContent = `${count(set.count)} PCFs, ${count(breakpoints)} breakpoints in all (${origin}).`;
+  ui.dataset.textContent = `${plural(set.count, 'PCF')}, ${plural(breakpoints, 'breakpoint')} in all (${origin}).`;
   ui.progress.value = 0;
   ui.status.textContent = '';
   setState('idle');
@@ -160,14 +162,15 @@ async function compute(): Promise<void> {
         done = progress.pairsDone;
         total = progress.pairsTotal;
         ui.progress.value = total > 0 ? done / total : 1;
-        ui.status.textContent = `${count(done)} of ${count(total)} pairs`;
+        // After Cancel the line keeps saying so until the run stops (at the next block).
+        if (!controller.signal.aborted) ui.status.textContent = `${count(done)} of ${count(total)} pairs`;
       },
     });
     const seconds = (performance.now() - started) / 1000;
     ui.progress.value = 1;
     const where = device === 'gpu' ? 'the GPU' : cpuThreads === 1 ? 'one CPU thread' : `${cpuThreads} CPU cores`;
     ui.status.textContent = `Done in ${seconds.toFixed(2)} s.`;
-    showResult(run, `${run.label} of ${count(set.count)} PCFs, ${dtype}, on ${where}, in ${seconds.toFixed(2)} s.`);
+    showResult(run, `${run.label} of ${plural(set.count, 'PCF')}, ${dtype}, on ${where}, in ${seconds.toFixed(2)} s.`);
     setState('done');
   } catch (error) {
     if (error instanceof CancelledError) {
