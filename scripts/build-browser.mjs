@@ -1,7 +1,8 @@
 /**
  * Builds the browser bundle: dist/browser/pxl.js (ES module) and, beside it, the modules it loads by
  * URL relative to itself: the MU core's worker entry (worker.js) and the block kernel modules
- * (blockKernels.js, wgslBlockKernels.js), with the chunks they share. Prints the gzipped sizes.
+ * (blockKernels.js, wgslBlockKernels.js), with the chunks they share; and mu.js, the kernel-side API
+ * that users' kernel modules import. Prints the gzipped sizes.
  *
  * The platform seam: where a source file `X.ts` has a twin `X.browser.ts` (src/platform/ holds most:
  * threads, files, machine figures, garbage collection; src/pcf/resultFile.browser.ts refuses `out`),
@@ -44,6 +45,8 @@ export async function buildBrowser({ quiet = false } = {}) {
     absWorkingDir: root,
     entryPoints: {
       pxl: 'src/browser.ts',
+      // The kernel-side API for users' kernel modules: `import { getTaskIdx } from './pxl/mu.js'`.
+      mu: 'src/mu/index.ts',
       worker: 'src/backends/cpu/worker.ts',
       blockKernels: 'src/pcf/blockKernels.ts',
       wgslBlockKernels: 'src/pcf/wgslBlockKernels.ts',

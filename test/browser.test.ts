@@ -22,6 +22,11 @@ const run = missing === undefined || process.env.CI === 'true';
 if (!run) console.warn(`browser tests skipped: ${missing}`);
 
 /** The page: pxl from the bundle on window, and helpers that return results as base64 bytes. */
+/** A user's kernel module, served beside the page: it imports the kernel API from the bundle. */
+const KERNELS = `import { getTaskIdx } from '/pxl/mu.js';
+export function squares(out, offset) { const i = getTaskIdx(); out.f64[i] = i * i + offset; }
+`;
+
 const PAGE = `<!doctype html><meta charset="utf-8"><title>pxl test</title>
 <script type="module">
 import * as pxl from '/pxl/pxl.js';
@@ -56,6 +61,27 @@ async function pageResults(page: Page, device: 'cpu' | 'gpu'): Promise<Record<st
   );
 }
 
+/** Runs the user's kernel module, loaded by URL, over 16 tasks on a Context of 2 cores. */
+async function userKernel(page: Page): Promise<number[]> {
+  return page.evaluate(async () => {
+    const { pxl } = globalThis as unknown as { pxl: any };
+    const ctx = await pxl.createContext({ topology: { coresPerCluster: 2 } });
+    try {
+      const job = ctx.createJob();
+      job.load(await ctx.createModule(new URL('/kernels.js', (globalThis as unknown as { location: { href: string } }).location.href)));
+      const out = ctx.memAlloc(16 * 8);
+      const map = job.buildMap('squares', 16).setBatchSize(3);
+      await map.execute(out, 0.5);
+      await map.synchronize();
+      return Array.from(ctx.hostView(out, 'float64')) as number[];
+    } finally {
+      await ctx.destroy();
+    }
+  });
+}
+
+const SQUARES = Array.from({ length: 16 }, (_, i) => i * i + 0.5);
+
 /** The same on Node's CPU cores. */
 async function nodeResults(): Promise<Record<string, string>> {
   const b64 = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -89,7 +115,7 @@ describe.runIf(run)('the browser bundle in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(join(bundle, 'pxl.js'))) throw new Error(`no browser bundle at ${bundle}: run npm run build first`);
-    const pages = { '/test.html': PAGE };
+    const pages = { '/test.html': PAGE, '/kernels.js': KERNELS };
     [browser, isolated, plain, expected] = await Promise.all([
       launchChromium(),
       serveStatic({ mounts: { '/pxl/': bundle }, pages, isolated: true }),
@@ -133,6 +159,10 @@ describe.runIf(run)('the browser bundle in Chromium', () => {
       for (const name of Object.keys(expected)) expect(got[name], name).toBe(expected[name]);
       expect(log.filter((l) => l.startsWith('warning: pxl') || l.startsWith('pageerror'))).toEqual([]);
     }, 30_000);
+
+    it('runs a kernel module loaded by URL that imports the kernel API from mu.js', async () => {
+      expect(await userKernel(page)).toEqual(SQUARES);
+    });
 
     it('rejects with CancelledError when the signal aborts, and computes again after', async () => {
       const outcome = await page.evaluate(async () => {
@@ -213,6 +243,10 @@ describe.runIf(run)('the browser bundle in Chromium', () => {
       });
       expect(ticks).toBeGreaterThanOrEqual(3);
     }, 40_000);
+
+    it("runs a kernel module loaded by URL on the page's thread", async () => {
+      expect(await userKernel(page)).toEqual(SQUARES);
+    });
 
     it('cancels through an AbortSignal here too', async () => {
       const outcome = await page.evaluate(async () => {
