@@ -91,6 +91,25 @@ describe.runIf(run)('the browser bundle on WebGPU in Chromium', () => {
     expect(log).toEqual([]);
   }, 60_000);
 
+  it('computes on the GPU on a page without cross-origin isolation too', async () => {
+    const plain = await serveStatic({ mounts: { '/pxl/': bundle }, pages: { '/test.html': PAGE }, isolated: false });
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${plain.url}/test.html`);
+      await other.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 15_000 });
+      const got = await other.evaluate(async () => {
+        const { pxl } = globalThis as unknown as { pxl: any };
+        const caps = await pxl.browserCapabilities();
+        const d = await pxl.pdist([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]]], { device: 'gpu' });
+        return { isolated: caps.crossOriginIsolated, gpu: caps.gpu, entry: d.get(1, 0), dtype: d.dtype };
+      });
+      expect(got).toEqual({ isolated: false, gpu: true, entry: 25, dtype: 'float32' });
+    } finally {
+      await other.close();
+      await plain.close();
+    }
+  }, 30_000);
+
   it('refuses float64 on the GPU with UnsupportedError', async () => {
     const error = await page.evaluate(async () => {
       const { pxl } = globalThis as unknown as { pxl: any };
