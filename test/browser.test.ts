@@ -164,6 +164,20 @@ describe.runIf(run)('the browser bundle in Chromium', () => {
       expect(await userKernel(page)).toEqual(SQUARES);
     });
 
+    it('refuses a kernel module the workers cannot import with ModuleLoadError naming it', async () => {
+      const error = await page.evaluate(async () => {
+        const { pxl } = globalThis as unknown as { pxl: any };
+        const ctx = await pxl.createContext({ topology: { coresPerCluster: 2 } });
+        try {
+          const url = new URL('/missing-kernels.js', (globalThis as unknown as { location: { href: string } }).location.href);
+          return await ctx.createModule(url).then(() => 'loaded', (e: Error) => `${e.name}: ${e.message}`);
+        } finally {
+          await ctx.destroy();
+        }
+      });
+      expect(error).toMatch(/^ModuleLoadError: cannot load kernel module http:\/\/127\.0\.0\.1:\d+\/missing-kernels\.js: /);
+    });
+
     it('rejects with CancelledError when the signal aborts, and computes again after', async () => {
       const outcome = await page.evaluate(async () => {
         const { pxl } = globalThis as unknown as { pxl: any };
