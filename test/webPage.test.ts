@@ -205,6 +205,29 @@ describe.skipIf(skip)('the pxl web page in Chromium', () => {
     }
   });
 
+  it('draws a result above 560 PCFs averaged down to 560 cells a side, and its readout stays exact', async () => {
+    const [n, points, seed] = [700, 5, 9];
+    const expected = await pdist(randomPcfs({ n, points, seed }));
+    const page = await openPage(url);
+    try {
+      await generate(page, n, points, seed);
+      await computeAndWait(page);
+      const { width, spread } = await canvasFigures(page, 'heatmap');
+      expect(width).toBe(560);
+      expect(spread).toBeGreaterThan(20);
+      expect(await page.textContent('#readout')).toContain('each pixel averages about 1.6 entries; the readout is exact');
+      for (const [x, y] of [[0.1, 0.9], [0.77, 0.31]] as const) {
+        const box = (await page.locator('#heatmap').boundingBox())!;
+        await page.locator('#heatmap').hover({ position: { x: box.width * x, y: box.height * y } });
+        const i = Number(await page.getAttribute('#readout', 'data-i'));
+        const j = Number(await page.getAttribute('#readout', 'data-j'));
+        expect(await page.textContent('#readout')).toBe(`row ${i}, column ${j}: ${String(expected.get(i, j))}`);
+      }
+    } finally {
+      await page.close();
+    }
+  });
+
   it('loads a dropped .json and a picked .npz as pxl random-pcfs writes them, and shows the error of a bad file', async () => {
     const json = join(scratch, 'pcfs.json');
     const npz = join(scratch, 'pcfs.npz');

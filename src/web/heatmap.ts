@@ -14,6 +14,10 @@ export interface HeatmapEntry {
   readonly value: number;
 }
 
+/**
+ * Draws results into one canvas and maps pointer positions back to entries. The canvas's CSS
+ * size is set by the page; its pixel size is the grid's.
+ */
 export class Heatmap {
   readonly #canvas: HTMLCanvasElement;
   #view: MatrixView | undefined;
