@@ -42,6 +42,30 @@ describe('the file writer thread', () => {
     expect([...data]).toEqual(Array.from({ length: 24 }, (_, k) => Math.floor(k / 6) * 10 + (k % 6)));
   });
 
+  it('stages a block of shared memory where it lies, resolving only once the buffer may be overwritten', async () => {
+    const layout = npyFileLayout('square', 'float32', 4, 4);
+    const path = join(dir, 'shared.bin');
+    await writeFile(path, new Uint8Array(layout.bytes));
+    const fd = openSync(path, 'r+');
+    const written: number[] = [];
+    // blockElements 0: no slot could hold a block, so a copy through a slot would show up as a failed write.
+    const writer = FileWriter.start({ fd, layout, blockElements: 0, stagingElements: 32, slots: 1, onWritten: (b) => written.push(b.index) });
+    // The device's buffer: a view at an offset into shared memory, as a CPU core's result buffer is.
+    const memory = new SharedArrayBuffer(64);
+    const buf = new Float32Array(memory, 16, 4);
+    const blocks = [block(0, 0, 2, 0, 2), block(1, 2, 2, 0, 2), block(2, 2, 2, 2, 2)];
+    for (const b of blocks) {
+      for (let r = 0; r < 2; r++) for (let c = 0; c < 2; c++) buf[r * 2 + c] = b.rowFirst + r >= b.colFirst + c ? (b.rowFirst + r) * 10 + b.colFirst + c : 0;
+      await writer.put(b, buf);
+      buf.fill(-1);
+    }
+    await writer.stop();
+    closeSync(fd);
+    expect(written.sort()).toEqual([0, 1, 2]);
+    const data = new Float32Array(Uint8Array.from(readFileSync(path).subarray(layout.header.length)).buffer);
+    expect([...data]).toEqual(Array.from({ length: 16 }, (_, k) => Math.max(Math.floor(k / 4), k % 4) * 10 + Math.min(Math.floor(k / 4), k % 4)));
+  });
+
   it('fails with the write error when the descriptor cannot be written, and refuses later blocks', async () => {
     const layout = npyFileLayout('dense', 'float32', 2, 2);
     const path = join(dir, 'readonly.bin');

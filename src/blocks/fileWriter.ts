@@ -41,8 +41,8 @@ export class FileWriter {
   readonly #thread: Worker;
   readonly #free: SharedArrayBuffer[] = [];
   #allocated = 0;
-  /** Blocks whose slot the thread holds. */
-  readonly #inFlight = new Map<number, { block: BlockInfo; data: SharedArrayBuffer }>();
+  /** Blocks the thread has not staged yet: their slot, or the caller's shared buffer and the put waiting for it. */
+  readonly #inFlight = new Map<number, { block: BlockInfo; slot?: SharedArrayBuffer; staged?: () => void }>();
   /** Blocks handed to the thread and not yet written (or given up). */
   readonly #unwritten = new Map<number, BlockInfo>();
   #waiting: Array<() => void> = [];
@@ -82,20 +82,34 @@ export class FileWriter {
   }
 
   /**
-   * Copies `block`'s results out of `buf` and queues them for the thread. Resolves once `buf` may
-   * be reused; waits first while every slot is in flight.
+   * Queues `block`'s results in `buf` for the thread. Resolves once `buf` may be reused: a buffer
+   * in shared memory of the file's dtype (a CPU device's result buffer) is staged by the thread
+   * straight from where it is, and the call resolves once it has been; any other is copied into a
+   * slot first, which waits while every slot is in flight.
    *
    * @throws (rejects) the writer's first failure, as given by {@link failure}.
    */
   async put(block: BlockInfo, buf: FloatArray): Promise<void> {
-    const data = await this.#acquire();
     const elements = block.rowCount * block.colCount;
-    const view = this.#options.layout.dtype === 'float32' ? new Float32Array(data, 0, elements) : new Float64Array(data, 0, elements);
+    const float32 = this.#options.layout.dtype === 'float32';
+    if (buf.buffer instanceof SharedArrayBuffer && buf instanceof (float32 ? Float32Array : Float64Array)) {
+      // No copy on the main thread (about 2 ms per 8 MB block, 0.2 s of an 800 MB file's run).
+      this.#throwIfFailed();
+      const staged = new Promise<void>((resolve) => this.#send({ block, data: buf.buffer as SharedArrayBuffer, byteOffset: buf.byteOffset }, undefined, resolve));
+      await staged;
+      return;
+    }
+    const slot = await this.#acquire();
+    const view = float32 ? new Float32Array(slot, 0, elements) : new Float64Array(slot, 0, elements);
     await copyInSteps(view, buf, elements);
+    this.#send({ block, data: slot, byteOffset: 0 }, slot, undefined);
+  }
+
+  #send(message: WriteBlock, slot: SharedArrayBuffer | undefined, staged: (() => void) | undefined): void {
+    const { block } = message;
     if (this.#unwritten.size === 0) this.#thread.ref();
-    this.#inFlight.set(block.index, { block, data });
+    this.#inFlight.set(block.index, { block, ...(slot === undefined ? {} : { slot }), ...(staged === undefined ? {} : { staged }) });
     this.#unwritten.set(block.index, block);
-    const message: WriteBlock = { block, data };
     this.#thread.postMessage(message);
   }
 
@@ -125,8 +139,11 @@ export class FileWriter {
     const entry = staged === undefined ? undefined : this.#inFlight.get(staged);
     if (entry !== undefined) {
       this.#inFlight.delete(entry.block.index);
-      this.#free.push(entry.data);
-      this.#waiting.shift()?.();
+      entry.staged?.();
+      if (entry.slot !== undefined) {
+        this.#free.push(entry.slot);
+        this.#waiting.shift()?.();
+      }
     }
     for (const index of settled ?? []) {
       const block = this.#unwritten.get(index);
@@ -150,6 +167,7 @@ export class FileWriter {
   #died(error: Error): void {
     this.#fail(error);
     this.#stopped = true;
+    for (const entry of this.#inFlight.values()) entry.staged?.();
     this.#inFlight.clear();
     this.#unwritten.clear();
     for (const resolve of this.#drained.splice(0)) resolve();

@@ -29,10 +29,15 @@ export interface FileWriterInit {
   readonly tileBlocks: Int32Array;
 }
 
-/** Host to thread: stage `block`, whose results the host copied into `data` (row-major, `colCount` per row). */
+/**
+ * Host to thread: stage `block`, whose results are in `data` from `byteOffset` on (row-major,
+ * `colCount` per row, the file's dtype): a slot the host copied them into, or the device's own
+ * result buffer.
+ */
 export interface WriteBlock {
   readonly block: BlockInfo;
   readonly data: SharedArrayBuffer;
+  readonly byteOffset: number;
 }
 
 /** Host to thread: write every tile still open, however far it got (the end of a run). */
@@ -63,8 +68,9 @@ interface OpenTile {
 /** At most this many buffers per `writev` (Linux's IOV_MAX is 1,024). */
 const MAX_IOV = 1024;
 
-function viewOf(layout: NpyFileLayout, buffer: SharedArrayBuffer): FloatArray {
-  return layout.dtype === 'float32' ? new Float32Array(buffer) : new Float64Array(buffer);
+function viewOf(layout: NpyFileLayout, { block, data, byteOffset }: WriteBlock): FloatArray {
+  const elements = block.rowCount * block.colCount;
+  return layout.dtype === 'float32' ? new Float32Array(data, byteOffset, elements) : new Float64Array(data, byteOffset, elements);
 }
 
 /** Writes `bytes` at `position` whole: a positional write may write less than asked (rarely, for regular files). */
@@ -168,7 +174,7 @@ function serve(init: FileWriterInit): void {
       for (const tile of [...open.values()]) finish(tile);
       return;
     }
-    const { block, data } = message;
+    const { block } = message;
     if (failed) {
       answer({ staged: block.index, settled: [block.index], error: { logic: false, message: 'an earlier block failed' } });
       return;
@@ -179,7 +185,7 @@ function serve(init: FileWriterInit): void {
       tile = tileFor(block, elements);
       if (failed) throw new Error('an earlier block failed');
       scratch.length = 0;
-      stageBlock(layout, block, viewOf(layout, data), tile.data.subarray(tile.used, tile.used + elements), scratch);
+      stageBlock(layout, block, viewOf(layout, message), tile.data.subarray(tile.used, tile.used + elements), scratch);
       for (const run of scratch) tile.runs.push({ at: run.at, from: run.from + tile.used, length: run.length });
       tile.used += elements;
       tile.blocks.push(block.index);
