@@ -87,7 +87,7 @@ describe('the browser twins of the platform seam', () => {
     await expect(writeFile('trace.json', '{}')).rejects.toThrow(UnsupportedError);
   });
 
-  it("takes cores and memory from navigator, and shared memory only on a cross-origin isolated page", () => {
+  it('takes cores and memory from navigator, and shared memory only on a cross-origin isolated page with Atomics.waitAsync', () => {
     vi.stubGlobal('navigator', { hardwareConcurrency: 6, deviceMemory: 8 });
     vi.stubGlobal('crossOriginIsolated', false);
     expect(availableCores()).toBe(6);
@@ -97,6 +97,14 @@ describe('the browser twins of the platform seam', () => {
     vi.stubGlobal('crossOriginIsolated', true);
     expect(sharedMemoryAvailable()).toBe(true);
     expect(isolationAdvice()).toBeUndefined();
+    const waitAsync = Atomics.waitAsync;
+    try {
+      (Atomics as { waitAsync?: unknown }).waitAsync = undefined;
+      expect(sharedMemoryAvailable()).toBe(false);
+      expect(isolationAdvice()).toBe("this browser has no Atomics.waitAsync, which pxl's page thread needs to await its workers without blocking, so pxl runs kernels on the page's own thread (one core)");
+    } finally {
+      (Atomics as { waitAsync?: unknown }).waitAsync = waitAsync;
+    }
     vi.stubGlobal('navigator', {});
     expect(availableCores()).toBe(1);
     expect(totalMemory()).toBe(4 * 2 ** 30);

@@ -3,20 +3,23 @@
  * cross-origin isolated (shared memory, so every core), how many cores, and whether WebGPU has an
  * adapter. Browser only; exported from the browser entry.
  */
-import { availableCores, isolationAdvice, sharedMemoryAvailable } from './machine.js';
+import { availableCores, isolationAdvice } from './machine.js';
 
 /** What {@link browserCapabilities} resolves to. */
 export interface BrowserCapabilities {
-  /** True when the page has SharedArrayBuffer: CPU kernels then run on `cores` Web Workers. */
+  /**
+   * True when the page is cross-origin isolated, so it has SharedArrayBuffer: CPU kernels then run
+   * on `cores` Web Workers (unless the browser lacks `Atomics.waitAsync`, which `warning` then says).
+   */
   readonly crossOriginIsolated: boolean;
   /** `navigator.hardwareConcurrency`: the cores a cross-origin isolated page computes on. */
   readonly cores: number;
   /** True when `navigator.gpu` gives an adapter: `device: 'gpu'` and `backend: 'webgpu'` work. */
   readonly gpu: boolean;
   /**
-   * Present when the page lacks shared memory: says that kernels run on the page's thread and names
-   * the two headers to serve the page with (`Cross-Origin-Opener-Policy: same-origin`,
-   * `Cross-Origin-Embedder-Policy: require-corp`).
+   * Present when CPU kernels run on the page's own thread instead of workers: on a page that is not
+   * cross-origin isolated it names the two headers to serve the page with
+   * (`Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`).
    */
   readonly warning?: string;
 }
@@ -41,5 +44,6 @@ export async function browserCapabilities(): Promise<BrowserCapabilities> {
     gpu = false;
   }
   const warning = isolationAdvice();
-  return { crossOriginIsolated: sharedMemoryAvailable(), cores: availableCores(), gpu, ...(warning === undefined ? {} : { warning }) };
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
+  return { crossOriginIsolated: isolated, cores: availableCores(), gpu, ...(warning === undefined ? {} : { warning }) };
 }

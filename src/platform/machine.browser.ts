@@ -28,14 +28,31 @@ export function totalMemory(): number {
   return Math.floor((typeof gib === 'number' && gib > 0 ? gib : ASSUMED_MEMORY_GIB) * GIB);
 }
 
+interface PageGlobals {
+  readonly crossOriginIsolated?: boolean;
+  readonly SharedArrayBuffer?: unknown;
+}
+
+/** Whether the page is cross-origin isolated and so has SharedArrayBuffer. */
+function isolated(): boolean {
+  // Through globalThis: the bundle replaces the bare name with a stand-in (sharedArrayBuffer.browser.ts).
+  const g = globalThis as PageGlobals;
+  return g.crossOriginIsolated === true && typeof g.SharedArrayBuffer === 'function';
+}
+
+/** Whether the page's thread can await workers without blocking (every engine but older Safari and Firefox). */
+function waitsAsync(): boolean {
+  return typeof (Atomics as { waitAsync?: unknown }).waitAsync === 'function';
+}
+
 /**
- * Whether workers can share memory with the page: SharedArrayBuffer exists only on a page served
- * with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`.
+ * Whether CPU kernels can run on workers sharing memory with the page: SharedArrayBuffer exists only
+ * on a page served with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy:
+ * require-corp`, and the page's thread, which must never block, awaits the workers with
+ * `Atomics.waitAsync`.
  */
 export function sharedMemoryAvailable(): boolean {
-  // Through globalThis: the bundle replaces the bare name with a stand-in (sharedArrayBuffer.browser.ts).
-  const g = globalThis as { crossOriginIsolated?: boolean; SharedArrayBuffer?: unknown };
-  return g.crossOriginIsolated === true && typeof g.SharedArrayBuffer === 'function';
+  return isolated() && waitsAsync();
 }
 
 /** What a page without shared memory is told: the two headers that give it back. */
@@ -43,7 +60,12 @@ export const ISOLATION_ADVICE =
   'this page is not cross-origin isolated, so it has no SharedArrayBuffer and pxl runs kernels on the page\'s own thread (one core). ' +
   'To use every core, serve the page with the headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp';
 
-/** {@link ISOLATION_ADVICE} when the page lacks shared memory, else undefined. */
+/** What an isolated page of a browser without Atomics.waitAsync is told. */
+export const WAIT_ASYNC_ADVICE =
+  "this browser has no Atomics.waitAsync, which pxl's page thread needs to await its workers without blocking, so pxl runs kernels on the page's own thread (one core)";
+
+/** Why CPU kernels run on the page's thread here, and what to do about it; undefined when they run on workers. */
 export function isolationAdvice(): string | undefined {
-  return sharedMemoryAvailable() ? undefined : ISOLATION_ADVICE;
+  if (!isolated()) return ISOLATION_ADVICE;
+  return waitsAsync() ? undefined : WAIT_ASYNC_ADVICE;
 }
