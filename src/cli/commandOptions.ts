@@ -69,7 +69,7 @@ export interface RandomOptions {
 export interface WorkerCliOptions extends NatsCliOptions {
   nats: string;
   cores?: number;
-  device: 'cpu' | 'gpu';
+  device: 'cpu' | 'gpu' | 'all';
   id?: string;
   /** Comma-separated kernel modules (`--modules`). */
   modules?: string;

@@ -130,7 +130,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .description('Join the pool of a NATS JetStream server and compute blocks of pdist, cdist and l2-kernel runs started with --nats, until SIGTERM or Ctrl-C (which let blocks in flight finish)')
     .requiredOption('--nats <url>', 'the NATS server, e.g. nats://nats.example:4222 (comma-separated for several)')
     .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
-    .addOption(new Option('--device <device>', 'where blocks run: cpu (--cores cores), or gpu (WebGPU; float32 runs only)').choices(['cpu', 'gpu']).default('cpu'))
+    .addOption(new Option('--device <device>', 'where blocks run: cpu (--cores cores); gpu (WebGPU; float32 runs only); all: both, each taking the next block when free, the GPU leaving float64 and kernel-module runs to the cores').choices(['cpu', 'gpu', 'all']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
     .addOption(new Option('--modules <list>', 'kernel modules whose BlockOps this worker runs, comma-separated package names or paths, spelled as coordinators name them (default: built-in operations only)'))
     .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))

@@ -215,25 +215,31 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
   const roster = new WorkerRoster();
   const started = Date.now();
   let waitingSaid = false;
+  const status = req.cluster.onStatus;
+  const reportWorkers = (now: number): void => {
+    const changed = roster.refresh(now);
+    if (changed === undefined) return;
+    status?.({ kind: 'workers', workers: changed });
+    if (changed.length > 0) waitingSaid = false;
+  };
   const heartbeats = nc.subscribe(HEARTBEAT_SUBJECT, {
     callback: (error, msg) => {
       if (error !== null) return;
       try {
         const beat = msg.json<Heartbeat>();
-        if (typeof beat.id === 'string') roster.heard(beat.id, Date.now());
+        if (typeof beat.id !== 'string') return;
+        // A worker that joins is reported at once: a short run may end before the next check.
+        const now = Date.now();
+        roster.heard(beat.id, now);
+        reportWorkers(now);
       } catch {
         // Not a heartbeat of ours: ignored.
       }
     },
   });
-  const status = req.cluster.onStatus;
   const check = setInterval(() => {
     const now = Date.now();
-    const changed = roster.refresh(now);
-    if (changed !== undefined) {
-      status?.({ kind: 'workers', workers: changed });
-      if (changed.length > 0) waitingSaid = false;
-    }
+    reportWorkers(now);
     if (roster.live.length === 0 && !waitingSaid && now - started >= WAIT_NOTICE_S * 1000) {
       waitingSaid = true;
       status?.({ kind: 'waiting', url: req.cluster.nats, seconds: Math.round((now - started) / 1000) });

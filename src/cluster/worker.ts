@@ -17,14 +17,12 @@ import { Objm } from '@nats-io/obj';
 import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
-import { PcfWorkspace } from '../pcf/pcfWorkspace.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
-import { createContext, type Context } from '../pxl/context.js';
-import type { Job } from '../pxl/job.js';
 import { connectCluster, type ConnectOptions } from './connection.js';
 import { decodePcfSet } from './pcfBlob.js';
 import { decodeWorkItem, HEADER, partBytes, partCount, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
 import { checkModuleList, loadClusterOp, type ClusterOpFactory } from './kernelModules.js';
+import { WorkerDevices } from './workerDevices.js';
 import { WorkerRun } from './workerRun.js';
 
 /** Options of {@link runWorker}. */
@@ -33,9 +31,10 @@ export interface WorkerOptions extends ConnectOptions {
   readonly cores?: number;
   /**
    * `'cpu'`: `cores` CPU cores; `'gpu'`: the GPU (WebGPU), which computes float32 runs only and
-   * refuses others with the reason. Default `'cpu'`.
+   * refuses others with the reason; `'all'`: both, each device taking the next block when free,
+   * the GPU leaving to the cores the runs it cannot compute (float64, kernel modules). Default `'cpu'`.
    */
-  readonly device?: 'cpu' | 'gpu';
+  readonly device?: 'cpu' | 'gpu' | 'all';
   /** Name in heartbeats and results. Default `host:pid`. */
   readonly id?: string;
   /** Stops the worker: blocks in flight finish and are delivered, items fetched meanwhile are handed back. */
@@ -51,8 +50,6 @@ export interface WorkerOptions extends ConnectOptions {
   readonly modules?: readonly string[];
 }
 
-const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
-const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/wgslBlockKernels.ts' : '../pcf/wgslBlockKernels.js', import.meta.url);
 /** How long one pull waits for an item (the client's minimum). */
 const PULL_EXPIRES_MS = 1000;
 /** How often the worker looks for new runs. */
@@ -73,35 +70,29 @@ class WorkerState {
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly objm: Objm;
-  readonly ctx: Context;
-  readonly workspace: PcfWorkspace;
-  readonly jobs: readonly Job[];
+  readonly groups: readonly WorkerDevices[];
   readonly log: (line: string) => void;
   readonly verbose: boolean;
   /** The kernel modules this worker may import (`--modules`), as items must spell them. */
   readonly modules: readonly string[];
-  /** Whether the Context is the GPU's (PCF blocks run as float32 WGSL kernels there). */
-  readonly gpu: boolean;
-  readonly runs = new Map<string, Promise<WorkerRun>>();
   readonly consumers = new Map<string, Consumer>();
   readonly inputs: { name: string; set: Promise<PcfSet> }[] = [];
   runIds: string[] = [];
   turn = 0;
   listedAt = -Infinity;
   stopping = false;
+  /** Device loops idling for want of runs, woken as soon as one loop finds some. */
+  #idle: (() => void)[] = [];
 
-  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, ctx: Context, jobs: readonly Job[], log: (line: string) => void, verbose: boolean, modules: readonly string[], gpu: boolean) {
+  constructor(id: string, nc: NatsConnection, jsm: JetStreamManager, groups: readonly WorkerDevices[], log: (line: string) => void, verbose: boolean, modules: readonly string[]) {
     this.verbose = verbose;
-    this.gpu = gpu;
+    this.groups = groups;
     this.modules = modules;
     this.id = id;
     this.nc = nc;
     this.js = jetstream(nc);
     this.jsm = jsm;
     this.objm = new Objm(this.js);
-    this.ctx = ctx;
-    this.workspace = PcfWorkspace.of(ctx);
-    this.jobs = jobs;
     this.log = log;
   }
 
@@ -115,23 +106,37 @@ class WorkerState {
       if (m !== null) ids.push(m[1]!);
     }
     this.runIds = ids;
-    for (const id of [...this.runs.keys()]) if (!ids.includes(id)) void this.dropRun(id);
+    if (ids.length > 0) for (const wake of this.#idle.splice(0)) wake();
+    for (const g of this.groups) {
+      for (const id of [...g.runs.keys()]) if (!ids.includes(id)) void this.dropRun(id);
+      for (const id of g.passed) if (!ids.includes(id)) g.passed.delete(id);
+    }
     return ids;
   }
 
   async dropRun(id: string): Promise<void> {
-    const run = this.runs.get(id);
-    this.runs.delete(id);
     this.consumers.delete(id);
-    const r = await run?.catch(() => undefined);
-    r?.dispose();
+    for (const g of this.groups) {
+      const run = g.runs.get(id);
+      g.runs.delete(id);
+      const r = await run?.catch(() => undefined);
+      r?.dispose();
+    }
   }
 
-  /** The next item of any run, round robin over runs; undefined when none came within a pull. */
-  async next(): Promise<JsMsg | undefined> {
-    const ids = await this.runList();
+  /** The ids of every run opened on any device. */
+  openRuns(): string[] {
+    return [...new Set(this.groups.flatMap((g) => [...g.runs.keys()]))];
+  }
+
+  /**
+   * The next item for `group`, round robin over the runs it has not passed on; undefined when none
+   * came within a pull.
+   */
+  async next(group: WorkerDevices): Promise<JsMsg | undefined> {
+    const ids = (await this.runList()).filter((id) => !group.passed.has(id));
     if (ids.length === 0) {
-      await sleep(RUN_LIST_MS / 2);
+      await this.#idleFor(RUN_LIST_MS / 2);
       return undefined;
     }
     const id = ids[this.turn++ % ids.length]!;
@@ -142,6 +147,22 @@ class WorkerState {
     }
     const msg = await consumer.next({ expires: PULL_EXPIRES_MS });
     return msg ?? undefined;
+  }
+
+  /** Waits `ms`, or less when another device loop finds runs meanwhile. */
+  #idleFor(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const k = this.#idle.indexOf(wake);
+        if (k >= 0) this.#idle.splice(k, 1);
+        resolve();
+      }, ms);
+      this.#idle.push(wake);
+    });
   }
 
   /** An input set by name, from the cache or the inputs bucket. */
@@ -163,22 +184,23 @@ class WorkerState {
     return set;
   }
 
-  run(item: WorkItem): Promise<WorkerRun> {
-    let run = this.runs.get(item.run);
+  /** The run of `item` on `group`, opened on its first item. */
+  run(item: WorkItem, group: WorkerDevices): Promise<WorkerRun> {
+    let run = group.runs.get(item.run);
     if (run === undefined) {
       const op = item.op;
       run = (async () => {
         if (op.name === 'module') {
           const factory = await loadClusterOp(op, this.modules);
           this.log(`joined run ${item.run}: ${op.export} of kernel module ${op.module}, ${item.nRows} x ${item.nCols}, blocks of side ${item.blockSide}`);
-          return WorkerRun.openModule(item, factory, this.workspace, this.jobs.length);
+          return WorkerRun.openModule(item, factory, group.workspace, group.jobs.length);
         }
         const [rows, cols] = await Promise.all([this.input(item.rows), this.input(item.cols)]);
         this.log(`joined run ${item.run}: ${op.kind}${op.kind === 'lp' ? ` p=${op.p}` : ''} of ${item.nRows} x ${item.nCols} PCFs, blocks of side ${item.blockSide}`);
-        return WorkerRun.open({ ...item, op }, rows, cols, this.ctx, this.workspace, this.jobs, this.gpu);
+        return WorkerRun.open({ ...item, op }, rows, cols, group.ctx, group.workspace, group.jobs, group.gpu);
       })();
-      this.runs.set(item.run, run);
-      run.catch(() => this.runs.delete(item.run));
+      group.runs.set(item.run, run);
+      run.catch(() => group.runs.delete(item.run));
     }
     return run;
   }
@@ -239,16 +261,25 @@ interface Computed {
   readonly done?: () => void;
 }
 
-/** Runs one item on device `device`, keeping it alive while it computes. */
-async function computeItem(state: WorkerState, msg: JsMsg, device: number): Promise<Computed> {
+/**
+ * Runs one item on device `device` of `group`, keeping it alive while it computes. Undefined when
+ * the group hands the item back to the worker's other devices (a GPU beside CPU cores, given an
+ * item only the cores can compute: it then pulls from that run no more).
+ */
+async function computeItem(state: WorkerState, group: WorkerDevices, msg: JsMsg, device: number): Promise<Computed | undefined> {
   let item: WorkItem | undefined;
   let alive: ReturnType<typeof setInterval> | undefined;
   try {
     item = decodeWorkItem(msg.data);
+    if (state.groups.length > 1 && !group.canRun(item)) {
+      group.passed.add(item.run);
+      msg.nak();
+      return undefined;
+    }
     alive = setInterval(() => msg.working(), Math.max(50, Math.floor(item.ackWait / 3)));
-    const run = await state.run(item);
+    const run = await state.run(item, group);
     const block = run.blockOf(item);
-    if (state.verbose) state.log(`block ${item.block} of run ${item.run}: started on core ${device}`);
+    if (state.verbose) state.log(`block ${item.block} of run ${item.run}: started on ${group.gpu ? 'the GPU' : `core ${device}`}`);
     const { bytes, done } = await run.compute(block, device);
     return { msg, item, alive, done, outcome: { bytes } };
   } catch (error) {
@@ -278,14 +309,14 @@ async function deliverItem(state: WorkerState, c: Computed): Promise<void> {
  * round trips of every result); at most one delivery per device is in flight, so a worker holds at
  * most two results per core.
  */
-async function deviceLoop(state: WorkerState, device: number): Promise<void> {
+async function deviceLoop(state: WorkerState, group: WorkerDevices, device: number): Promise<void> {
   let trouble = '';
   let delivering: Promise<void> = Promise.resolve();
   try {
     while (!state.stopping) {
       let msg: JsMsg | undefined;
       try {
-        msg = await state.next();
+        msg = await state.next(group);
         trouble = '';
       } catch (error) {
         // A run deleted under the pull, or the server gone for a moment: look again shortly.
@@ -303,7 +334,8 @@ async function deviceLoop(state: WorkerState, device: number): Promise<void> {
         msg.nak();
         break;
       }
-      const computed = await computeItem(state, msg, device);
+      const computed = await computeItem(state, group, msg, device);
+      if (computed === undefined) continue;
       await delivering;
       delivering = deliverItem(state, computed);
     }
@@ -322,7 +354,7 @@ async function deviceLoop(state: WorkerState, device: number): Promise<void> {
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const cores = checkInteger('cores', options.cores ?? (await import('node:os')).availableParallelism(), 1, 4096);
-  const gpu = checkOneOf('device', options.device ?? 'cpu', ['cpu', 'gpu'] as const) === 'gpu';
+  const device = checkOneOf('device', options.device ?? 'cpu', ['cpu', 'gpu', 'all'] as const);
   if (options.id !== undefined && (typeof options.id !== 'string' || !/^[\w.:@-]{1,100}$/.test(options.id))) {
     throw new OptionError(`id must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
   }
@@ -332,7 +364,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const signal = options.signal;
   if (signal?.aborted === true) throw new CancelledError('the worker was stopped before it started', { cause: signal.reason });
   const nc = await connectCluster(options, `pxl worker ${id}`);
-  let ctx: Context | undefined;
+  const groups: WorkerDevices[] = [];
   let beat: ReturnType<typeof setInterval> | undefined;
   try {
     let jsm: JetStreamManager;
@@ -341,20 +373,20 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     } catch (error) {
       throw new UnsupportedError(`the NATS server at ${options.nats} has no JetStream: ${(error as Error).message}; start it with nats-server -js -sd DIR`);
     }
-    ctx = gpu ? await createContext({ backend: 'webgpu' }) : await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
-    const workspace = PcfWorkspace.of(ctx);
-    const jobs = await workspace.acquireJobs(gpu ? gpuKernelsUrl : kernelsUrl, undefined);
-    const state = new WorkerState(id, nc, jsm, ctx, jobs, log, options.verbose === true, modules, gpu);
+    if (device !== 'gpu') groups.push(await WorkerDevices.open('cpu', cores));
+    if (device !== 'cpu') groups.push(await WorkerDevices.open('gpu', cores));
+    const state = new WorkerState(id, nc, jsm, groups, log, options.verbose === true, modules);
+    const devices = groups.reduce((n, g) => n + g.jobs.length, 0);
     const sendBeat = (): void => {
       try {
-        nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices: jobs.length }));
+        nc.publish(HEARTBEAT_SUBJECT, JSON.stringify({ id, devices }));
       } catch {
         // Disconnected: the next beat goes out once the client has reconnected.
       }
     };
     sendBeat();
     beat = setInterval(sendBeat, HEARTBEAT_MS);
-    log(`worker ${id}: ${gpu ? 'the GPU' : `${jobs.length} cores`}, connected to ${options.nats}`);
+    log(`worker ${id}: ${groups.map((g) => g.describe()).join(' and ')}, connected to ${options.nats}`);
     const stop = (): void => {
       state.stopping = true;
     };
@@ -362,15 +394,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     if (aborted(signal)) stop();
     signal?.addEventListener('abort', stop, { once: true });
     try {
-      await Promise.all(jobs.map((_, d) => deviceLoop(state, d)));
+      await Promise.all(groups.flatMap((g) => g.jobs.map((_, d) => deviceLoop(state, g, d))));
     } finally {
       signal?.removeEventListener('abort', stop);
     }
-    for (const runId of [...state.runs.keys()]) await state.dropRun(runId);
-    workspace.releaseJobs();
+    for (const runId of state.openRuns()) await state.dropRun(runId);
   } finally {
     clearInterval(beat);
     await nc.drain().catch(() => undefined);
-    await ctx?.destroy();
+    for (const g of groups) await g.close();
   }
 }
