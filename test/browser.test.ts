@@ -8,6 +8,8 @@
  * Needs `npm run build` (npm test runs it first).
  */
 import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -212,6 +214,25 @@ describe.runIf(run)('the browser bundle in Chromium', () => {
       expect(errors.npz).toMatch(/^InputFormatError: the \.npz bytes: not an \.npz file/);
     }, 30_000);
   });
+
+  it('rejects createContext, without hanging, when the core worker script is not served', async () => {
+    const partial = await mkdtemp(join(tmpdir(), 'pxl-browser-'));
+    await cp(bundle, partial, { recursive: true });
+    await rm(join(partial, 'worker.js'));
+    const server = await serveStatic({ mounts: { '/pxl/': partial }, pages: { '/test.html': PAGE }, isolated: true });
+    try {
+      const { page } = await openPage(browser, server);
+      const error = await page.evaluate(async () => {
+        const { pxl } = globalThis as unknown as { pxl: any };
+        return pxl.createContext().then(() => 'created', (e: Error) => e.message);
+      });
+      await page.close();
+      expect(error).toBe(`the worker script ${server.url}/pxl/worker.js failed to load (it must be served beside pxl.js) or failed while starting`);
+    } finally {
+      await server.close();
+      await rm(partial, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   describe('on a page without cross-origin isolation', () => {
     let page: Page;

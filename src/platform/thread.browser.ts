@@ -33,7 +33,7 @@ export function threadEntry(base: string, name: string): URL {
  */
 interface WebWorker {
   addEventListener(type: 'message' | 'messageerror', listener: (e: { readonly data: unknown }) => void): void;
-  addEventListener(type: 'error', listener: (e: { readonly message: string; preventDefault(): void }) => void): void;
+  addEventListener(type: 'error', listener: (e: { readonly message?: string; preventDefault(): void }) => void): void;
   postMessage(msg: unknown, transfer: readonly unknown[]): void;
   terminate(): void;
 }
@@ -64,7 +64,9 @@ export class BrowserThread {
     this.#worker.addEventListener('messageerror', () => this.#fail(new Error('a message could not be deserialized')));
     this.#worker.addEventListener('error', (e) => {
       e.preventDefault();
-      this.#fail(new Error(e.message === '' ? `the worker script ${entry.href} failed to load or threw` : e.message));
+      // A script that fails to load fires a plain Event, without a message.
+      const said = typeof e.message === 'string' && e.message !== '' ? e.message : undefined;
+      this.#fail(new Error(said ?? `the worker script ${entry.href} failed to load (it must be served beside pxl.js) or failed while starting`));
     });
     this.#worker.postMessage(options.workerData, [...(options.transferList ?? [])]);
   }
