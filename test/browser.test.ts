@@ -109,7 +109,8 @@ async function openPage(browser: Browser, server: StaticServer): Promise<{ page:
   return { page, console };
 }
 
-describe.runIf(run)('the browser bundle in Chromium', () => {
+// A browser shares the machine with the rest of the suite: generous limits, not speed checks.
+describe.runIf(run)('the browser bundle in Chromium', { timeout: 90_000 }, () => {
   let browser: Browser;
   let isolated: StaticServer;
   let plain: StaticServer;

@@ -34,7 +34,8 @@ function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, wha
   expectAllClose(actual, expected, { atol: 5e-6 * scale, what });
 }
 
-describe.runIf(run)('the browser bundle on WebGPU in Chromium', () => {
+// A browser shares the machine with the rest of the suite: generous limits, not speed checks.
+describe.runIf(run)('the browser bundle on WebGPU in Chromium', { timeout: 90_000 }, () => {
   let browser: Browser;
   let server: StaticServer;
   let page: Page;

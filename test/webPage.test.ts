@@ -91,7 +91,8 @@ async function canvasFigures(page: Page, id: string, colours: readonly string[] 
   })()`);
 }
 
-describe.skipIf(skip)('the pxl web page in Chromium', () => {
+// A browser shares the machine with the rest of the suite: generous limits, not speed checks.
+describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () => {
   beforeAll(async () => {
     if (missing !== undefined) throw new Error(missing);
     for (const file of ['web/index.html', 'web/app.js', 'browser/pxl.js']) {

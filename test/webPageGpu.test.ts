@@ -24,7 +24,8 @@ const underCi = process.env.CI === 'true';
 const skip = missing !== undefined && !underCi;
 if (skip) console.warn(`webPageGpu tests skipped: ${missing}`);
 
-describe.skipIf(skip)('the pxl web page on the GPU', () => {
+// A browser shares the machine with the rest of the suite: generous limits, not speed checks.
+describe.skipIf(skip)('the pxl web page on the GPU', { timeout: 90_000 }, () => {
   let browser: Browser;
   let server: PxlProcess;
   let url: string;
