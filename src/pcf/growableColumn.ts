@@ -17,6 +17,16 @@ export type ColumnType = 'float64' | 'float32' | 'uint32';
 
 type ColumnArray = Float64Array | Float32Array | Uint32Array;
 
+/**
+ * A column's elements handed over as its segments (resizable ArrayBuffers, transferable to
+ * another thread without a copy): `length` elements, every segment but the last full.
+ */
+export interface DetachedColumn {
+  type: ColumnType;
+  segments: ArrayBuffer[];
+  length: number;
+}
+
 const CONSTRUCTORS = { float64: Float64Array, float32: Float32Array, uint32: Uint32Array } as const;
 
 /** Largest resizable buffer V8 gives on Node 20 (measured: 2^32 bytes). */
@@ -143,6 +153,17 @@ export class GrowableColumn {
     return out;
   }
 
+  /** Hands the elements over as segments (see {@link joinColumns}) and empties the column. */
+  detach(): DetachedColumn {
+    this.#flush();
+    const detached = { type: this.#type, segments: this.#segments.slice(), length: this.length };
+    this.#segments.length = 0;
+    this.#before = 0;
+    this.#used = 0;
+    this.#view = this.#newSegment();
+    return detached;
+  }
+
   /** Releases the memory without producing an array (the input was refused). */
   discard(): void {
     this.#staged = 0;
@@ -152,4 +173,37 @@ export class GrowableColumn {
     this.#used = 0;
     this.#view = this.#newSegment();
   }
+}
+
+/**
+ * The columns `parts`, all of `type`, one after the other in one typed array (on a
+ * SharedArrayBuffer when `shared`), as {@link GrowableColumn.take} makes one: each segment is
+ * shrunk to nothing once copied, so the peak stays near the data plus one segment.
+ *
+ * @throws OutOfMemoryError when the array cannot be allocated.
+ */
+export function joinColumns(type: ColumnType, parts: readonly DetachedColumn[], shared: boolean): ColumnArray {
+  const Ctor = CONSTRUCTORS[type];
+  const perSegment = SEGMENT_BYTES / Ctor.BYTES_PER_ELEMENT;
+  let total = 0;
+  for (const part of parts) total += part.length;
+  let out: ColumnArray;
+  try {
+    out = shared ? new Ctor(new SharedArrayBuffer(total * Ctor.BYTES_PER_ELEMENT) as unknown as ArrayBuffer) : new Ctor(total);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new OutOfMemoryError(total * Ctor.BYTES_PER_ELEMENT, 0, `could not allocate ${total} ${type} elements (${err.message})`);
+  }
+  let at = 0;
+  for (const part of parts) {
+    let left = part.length;
+    for (const buffer of part.segments) {
+      const count = Math.min(left, perSegment);
+      (out as Float64Array).set(new Ctor(buffer, 0, count) as Float64Array, at);
+      at += count;
+      left -= count;
+      buffer.resize(0);
+    }
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 import { open } from '../platform/files.js';
 import { ArgumentError, InputFormatError, OptionError } from '../core/errors.js';
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
+import { readPcfJsonInParts } from './jsonPartsRead.js';
 import { JsonScanner } from './jsonScanner.js';
 import { readPcfNpz } from './npz.js';
 import type { PcfDtype } from './pcf.js';
@@ -20,7 +21,8 @@ import type { PcfSet } from './pcfSet.js';
  *
  * Documents are read as a stream of bytes straight into typed arrays (jsonScanner.ts,
  * pcfJsonCollector.ts), never as one string, so a file larger than V8's longest string (about
- * 512 MiB) loads, with memory near the size of the resulting arrays.
+ * 512 MiB) loads, with memory near the size of the resulting arrays. A large file is read in parts
+ * on every core at once (jsonPartsRead.ts), with the same result and the same errors.
  */
 
 /** Bytes read and scanned at a time: small enough that one chunk never stalls the event loop long. */
@@ -110,6 +112,8 @@ export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, '
 }
 
 async function readPcfJsonFile(path: string, dtype: PcfDtype, shared: boolean): Promise<PcfSet> {
+  const inParts = await readPcfJsonInParts(path, dtype, shared);
+  if (inParts !== undefined) return inParts;
   const collector = new PcfJsonCollector(dtype, shared);
   const scanner = new JsonScanner(collector);
   let handle;

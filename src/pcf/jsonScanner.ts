@@ -41,6 +41,34 @@ const OBJECT = 2;
 /** Bytes of a new chunk joined to a token cut at the end of the previous one: a number fits. */
 const CARRY_PIECE = 64;
 
+/** Where a part of a document read from its middle starts: the root array, or `{"pcfs": [`. */
+export type JsonResumeForm = 'array' | 'object';
+
+/**
+ * A syntax error with where it happened in figures as well as words, so a document scanned in
+ * parts can restate a part's error with the line numbers of the whole document.
+ */
+export class JsonSyntaxError extends SyntaxError {
+  /** The message without its position: "Unexpected token 'x', expected a value". */
+  readonly reason: string;
+  /** Byte offset in the document. */
+  readonly offset: number;
+  /** Line of the offset (1-based), counted from where the scanner started. */
+  readonly line: number;
+  /** Byte offset where that line starts (the scanner's start when no newline came before). */
+  readonly lineStart: number;
+  /** Text after the position (the decoder's words for a bad escape), or ''. */
+  readonly detail: string;
+  constructor(reason: string, offset: number, line: number, lineStart: number, detail = '') {
+    super(`${reason} at line ${line} column ${offset - lineStart + 1} (byte ${offset})${detail}`);
+    this.reason = reason;
+    this.offset = offset;
+    this.line = line;
+    this.lineStart = lineStart;
+    this.detail = detail;
+  }
+}
+
 const utf8 = new TextDecoder('utf-8');
 const latin1 = new TextDecoder('latin1');
 
@@ -69,9 +97,45 @@ export class JsonScanner {
   }
 
   /**
+   * A scanner for the rest of a document from byte `offset`, where the next value is an element
+   * of the array of PCFs after a ',' (`form`: that array is the root, or the value of a root
+   * object's "pcfs"). Lines are counted from 1 at `offset`; {@link JsonSyntaxError} carries the
+   * figures to restate them. Whether the document really is in that state there is for the caller
+   * to check: compare the {@link signature} of a scanner that read up to `offset` with this one's.
+   */
+  static resume(events: JsonEvents, form: JsonResumeForm, offset: number): JsonScanner {
+    const scanner = new JsonScanner(events);
+    if (form === 'object') scanner.#push(OBJECT);
+    scanner.#push(ARRAY);
+    scanner.#first = false;
+    scanner.#started = true;
+    scanner.#base = offset;
+    scanner.#lineStart = offset;
+    return scanner;
+  }
+
+  /**
+   * Everything that decides how the scanner goes on from here (what it expects, the open
+   * containers, a token cut at the end of the last chunk), as text: two scanners with the same
+   * signature scan the same bytes the same way. Line figures and the offset are left out.
+   */
+  signature(): string {
+    return `${this.#state} ${this.#first} ${this.#stack.subarray(0, this.#depth).join('')} ${this.#carry?.length ?? 0} ${this.#started}`;
+  }
+
+  /** Lines seen (1 + newlines since the start) and where the last one started. */
+  get line(): number {
+    return this.#line;
+  }
+
+  get lineStart(): number {
+    return this.#lineStart;
+  }
+
+  /**
    * Scans the next chunk of the document.
    *
-   * @throws SyntaxError at the first byte that breaks the grammar.
+   * @throws JsonSyntaxError at the first byte that breaks the grammar.
    */
   push(chunk: Uint8Array): void {
     let buf = chunk;
@@ -122,7 +186,7 @@ export class JsonScanner {
   /**
    * Ends the document.
    *
-   * @throws SyntaxError when the document is incomplete or a token at its end is malformed.
+   * @throws JsonSyntaxError when the document is incomplete or a token at its end is malformed.
    */
   end(): void {
     const rest = this.#carry ?? new Uint8Array(0);
@@ -131,18 +195,18 @@ export class JsonScanner {
     this.#base -= rest.length;
     this.#scan(rest, 0, true);
     this.#base += rest.length;
-    if (this.#state !== DONE) throw new SyntaxError(`Unexpected end of JSON input${this.#where(rest, rest.length)}`);
+    if (this.#state !== DONE) throw this.#error('Unexpected end of JSON input', rest.length);
   }
 
-  #where(buf: Uint8Array, i: number): string {
-    const at = this.#base + i;
-    return ` at line ${this.#line} column ${at - this.#lineStart + 1} (byte ${at})`;
+  /** The error `reason` at `buf[i]`. */
+  #error(reason: string, i: number, detail?: string): JsonSyntaxError {
+    return new JsonSyntaxError(reason, this.#base + i, this.#line, this.#lineStart, detail);
   }
 
   #fail(buf: Uint8Array, i: number, expected: string): never {
     const c = buf[i]!;
     const token = c >= 0x20 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`;
-    throw new SyntaxError(`Unexpected token ${token}, expected ${expected}${this.#where(buf, i)}`);
+    throw this.#error(`Unexpected token ${token}, expected ${expected}`, i);
   }
 
   #push(kind: number): void {
@@ -269,11 +333,11 @@ export class JsonScanner {
     for (;;) {
       if (j >= n) {
         if (!final) return -1;
-        throw new SyntaxError(`Unterminated string in JSON${this.#where(buf, n)}`);
+        throw this.#error('Unterminated string in JSON', n);
       }
       const c = buf[j]!;
       if (c === 0x22) break;
-      if (c < 0x20) throw new SyntaxError(`Bad control character in string literal${this.#where(buf, j)}`);
+      if (c < 0x20) throw this.#error('Bad control character in string literal', j);
       if (c === 0x5c) {
         escaped = true;
         j++;
@@ -287,7 +351,7 @@ export class JsonScanner {
       try {
         this.#string = JSON.parse(raw) as string;
       } catch (err) {
-        throw new SyntaxError(`Bad escape in string literal${this.#where(buf, i)}: ${(err as Error).message}`);
+        throw this.#error('Bad escape in string literal', i, `: ${(err as Error).message}`);
       }
     }
     return j + 1;
@@ -403,7 +467,7 @@ export class JsonScanner {
     // At the end of the document a number cut after '-', '.', 'e' or a sign is incomplete.
     const last = buf[j - 1];
     if (last === 0x2d || last === 0x2b || last === 0x2e || last === 0x65 || last === 0x45) {
-      throw new SyntaxError(`Unexpected end of JSON input${this.#where(buf, j)}`);
+      throw this.#error('Unexpected end of JSON input', j);
     }
     // One call site, and no other value merged into the result: V8 inlines the conversion here
     // and keeps the double unboxed all the way to the field (a merge with a constant or with

@@ -1,10 +1,10 @@
 import { ArgumentError, InputFormatError, PcfError } from '../core/errors.js';
 import { describe } from '../core/validate.js';
 import { writeFlatBreakpoints } from './flatBreakpoints.js';
-import { GrowableColumn } from './growableColumn.js';
+import { GrowableColumn, type DetachedColumn } from './growableColumn.js';
 import type { PcfArray, PcfDtype } from './pcf.js';
 import { MAX_SET_BREAKPOINTS, type PcfSet } from './pcfSet.js';
-import type { JsonEvents } from './jsonScanner.js';
+import type { JsonEvents, JsonResumeForm } from './jsonScanner.js';
 
 /**
  * Builds a {@link PcfSet} from the events of a JSON document read as a stream, straight into
@@ -23,6 +23,34 @@ import type { JsonEvents } from './jsonScanner.js';
  * keeps its first error and the strongest is reported at the end; once any error is known, no
  * more data is stored.
  */
+
+/**
+ * What the collector of one part of a document (read from the middle by
+ * {@link PcfJsonCollector.resume}, or from the start up to a split) found: its PCFs numbered from 0
+ * within the part, the first problem of each kind it keeps, and its columns, to be joined in
+ * document order.
+ */
+export interface CollectedPart {
+  /** PCFs seen (counted whether valid or not). */
+  count: number;
+  /** Breakpoints seen. */
+  total: number;
+  /** Times a "pcfs" key replaced the array of PCFs read so far. */
+  resets: number;
+  /**
+   * A problem that only a read of the whole document words right: the root, the nesting, its
+   * shape, or more breakpoints than a set holds (the message counts from PCF 0).
+   */
+  needsWholeRead: boolean;
+  /** The first malformed PCF or breakpoint: its number in the part and the message after "PCF <number>". */
+  structure: { pcf: number; rest: string } | undefined;
+  /** The first invalid PCF before any other problem: its number in the part and the PcfError's reason. */
+  invalid: { pcf: number; reason: string } | undefined;
+  /** The valid PCFs' breakpoints and their ends (offsets from 0, one per PCF after the leading 0). */
+  times: DetachedColumn;
+  values: DetachedColumn;
+  offsets: DetachedColumn;
+}
 
 /** A message whose text may need figures known only at the end (the shape, the root's length). */
 type Message = () => string;
@@ -53,7 +81,10 @@ export class PcfJsonCollector implements JsonEvents {
   #nestingError: Message | undefined;
   #raggedError: Message | undefined;
   #raggedSeq = Infinity;
-  #structureError: string | undefined;
+  /** The first malformed PCF or breakpoint: its number and the message after "PCF <number>". */
+  #structureError: { pcf: number; rest: string } | undefined;
+  /** Times a later "pcfs" key replaced R. */
+  #resets = 0;
   #sizeError: string | undefined;
   #pcfError: PcfError | undefined;
   // The PCF being read.
@@ -82,6 +113,47 @@ export class PcfJsonCollector implements JsonEvents {
     this.#offsets.push(0);
   }
 
+  /**
+   * A collector for a document read from the middle, inside R whose elements are PCFs (depth 1),
+   * where JsonScanner.resume(…, form, …) starts: R is the root (`'array'`) or the root object's
+   * "pcfs" (`'object'`). PCFs are numbered from 0 there; {@link part} hands the findings back.
+   */
+  static resume(form: JsonResumeForm, dtype: PcfDtype): PcfJsonCollector {
+    const collector = new PcfJsonCollector(dtype, false);
+    collector.#root = form;
+    collector.#level = collector.#rLevel = form === 'array' ? 1 : 2;
+    if (form === 'object') collector.#key = 'pcfs';
+    collector.#d = 1;
+    return collector;
+  }
+
+  /**
+   * Everything but the counts and the first problems that decides how the collector takes the
+   * events to come, as text: a collector that read a document up to a point between two PCFs has
+   * the signature of a {@link resume}d one exactly when the resumed one goes on as it would.
+   */
+  signature(): string {
+    const errors = `${this.#rootError !== undefined} ${this.#nestingError !== undefined} ${this.#raggedError !== undefined}`;
+    return `${this.#level} ${this.#root} ${this.#rLevel} ${this.#skip} ${this.#d} ${JSON.stringify(this.#key ?? null)} ${this.#shape.length} ${this.#lastNumber} ${errors}`;
+  }
+
+  /** The findings so far, handing over the columns (the collector is spent). */
+  part(): CollectedPart {
+    const pcf = this.#pcfError;
+    return {
+      count: this.#count,
+      total: this.#total,
+      resets: this.#resets,
+      needsWholeRead: this.#rootError !== undefined || this.#nestingError !== undefined || this.#raggedError !== undefined || this.#sizeError !== undefined,
+      structure: this.#structureError,
+      // PcfError's message is "PCF <index>: <reason>"; the reason is restated with the document's number.
+      invalid: pcf === undefined ? undefined : { pcf: pcf.pcfIndex, reason: pcf.message.slice(`PCF ${pcf.pcfIndex}: `.length) },
+      times: this.#times.detach(),
+      values: this.#values.detach(),
+      offsets: this.#offsets.detach(),
+    };
+  }
+
   /** Forgets R: a later "pcfs" key replaces an earlier one, as in `JSON.parse`. */
   #reset(): void {
     this.#d = -1;
@@ -99,6 +171,7 @@ export class PcfJsonCollector implements JsonEvents {
     this.#offsets.discard();
     this.#offsets.push(0);
     this.#rootError = undefined;
+    this.#resets++;
   }
 
   #failed(): boolean {
@@ -130,12 +203,12 @@ export class PcfJsonCollector implements JsonEvents {
       }
     } else if (r === d) {
       const k = this.#count++;
-      if (kind !== 'array') this.#structure(`PCF ${k}: expected an array of [t, v] pairs, got ${summary}`);
+      if (kind !== 'array') this.#structure(k, `: expected an array of [t, v] pairs, got ${summary}`);
       this.#n = 0;
       this.#bad = kind !== 'array';
     } else if (r === d + 1) {
       if (kind !== 'array') {
-        this.#structure(`PCF ${this.#count - 1}, breakpoint ${this.#idx[r - 1]! - 1}: expected a [t, v] pair of numbers, got ${summary}`);
+        this.#structure(this.#count - 1, `, breakpoint ${this.#idx[r - 1]! - 1}: expected a [t, v] pair of numbers, got ${summary}`);
         this.#bad = true;
       }
       this.#m0 = this.#m1 = undefined;
@@ -205,8 +278,8 @@ export class PcfJsonCollector implements JsonEvents {
     this.#raggedError = () => `expected an array of ${this.#shape[r]} entries at ${path}, got ${got} (the nesting must be rectangular, shape [${this.#shape.join(', ')}])`;
   }
 
-  #structure(message: string): void {
-    this.#structureError ??= message;
+  #structure(pcf: number, rest: string): void {
+    this.#structureError ??= { pcf, rest };
   }
 
   openArray(): void {
@@ -291,7 +364,7 @@ export class PcfJsonCollector implements JsonEvents {
     const b = this.#idx[this.#d]! - 1;
     if (length !== 2 || this.#m0 !== undefined || this.#m1 !== undefined) {
       const got = length !== 2 ? `an array of length ${length}` : (this.#m0 ?? this.#m1)!;
-      this.#structure(`PCF ${this.#count - 1}, breakpoint ${b}: expected a [t, v] pair of numbers, got ${got}`);
+      this.#structure(this.#count - 1, `, breakpoint ${b}: expected a [t, v] pair of numbers, got ${got}`);
       this.#bad = true;
       return;
     }
@@ -346,7 +419,7 @@ export class PcfJsonCollector implements JsonEvents {
     if (this.#rootError !== undefined) fail(this.#rootError);
     if (this.#nestingError !== undefined) fail(this.#nestingError());
     if (this.#raggedError !== undefined) fail(this.#raggedError());
-    if (this.#structureError !== undefined) fail(this.#structureError);
+    if (this.#structureError !== undefined) fail(`PCF ${this.#structureError.pcf}${this.#structureError.rest}`);
     if (this.#sizeError !== undefined) {
       this.#times.discard();
       this.#values.discard();
