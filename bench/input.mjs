@@ -4,17 +4,21 @@
 //     the baseline, at a size it can still handle
 //   - streamparser: the @streamparser/json streaming parser from npm, each PCF then put into
 //     typed arrays as the stream reader does
-//   - scanner: pxl's byte-level scanner (readPcfFile on .json)
+//   - one-pass: pxl's byte-level scanner on this thread, start to end (readPcfJsonOnePass, what
+//     readPcfFile did for every .json before the parts)
+//   - parts: readPcfFile on .json: from 16 MiB on, cut between PCFs and read on one thread per core
 //   - npz: readPcfFile on the same PCFs as .npz (np.savez's layout)
 // "memory" is peak RSS minus the RSS before loading, over the bytes of the resulting typed arrays
-// (times, values, offsets); the goal is at most 2. Prints one JSON document.
+// (times, values, offsets); the goal is at most 2. cpuSeconds is the child's user + system time
+// over all its threads; the load average before each size is printed with it. Prints one JSON document.
 //   npm run build && node bench/input.mjs      (PXL_BENCH_INPUT_MB=64,1024 to pick sizes; the
-//   first size runs every reader, the others the scanner and npz only; PXL_BENCH_INPUT_REPEAT=3
+//   first size runs every reader, the others one-pass, parts and npz only; PXL_BENCH_INPUT_REPEAT=3
 //   loads each file that many times, alternating the readers, and reports medians: on a shared
-//   machine wall times vary by 2x, so cpuSeconds, the child's user + system time, is given too)
+//   machine wall times vary by 2x, so cpuSeconds, the child's user + system time, is given too;
+//   PXL_BENCH_INPUT_METHODS=one-pass,parts runs only those readers)
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { median, printJson, sig } from './lib/stats.mjs';
@@ -25,6 +29,7 @@ const JSON_BYTES_PER_PCF = 790;
 
 async function child(method, path) {
   const { readPcfFile, pcfSetFromNested } = await import('../dist/index.js');
+  const { readPcfJsonOnePass } = await import('../dist/pcf/io.js');
   const base = process.memoryUsage().rss;
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -59,6 +64,8 @@ async function child(method, path) {
     }
     await handle.close();
     set = { count: offsets.length - 1, times: times.subarray(0, used), values: values.subarray(0, used), offsets: Uint32Array.from(offsets) };
+  } else if (method === 'one-pass') {
+    set = await readPcfJsonOnePass(path, 'float64', false);
   } else {
     set = await readPcfFile(path);
   }
@@ -85,14 +92,16 @@ async function main() {
   const sizes = (process.env.PXL_BENCH_INPUT_MB ?? '64,1024').split(',').map(Number);
   const repeats = Math.max(1, Number(process.env.PXL_BENCH_INPUT_REPEAT ?? 1));
   const dir = await mkdtemp(join(tmpdir(), 'pxl-bench-input-'));
-  const report = { bench: 'input', date: new Date().toISOString(), node: process.version, points: POINTS, repeats, results: [] };
+  const report = { bench: 'input', date: new Date().toISOString(), node: process.version, cores: availableParallelism(), points: POINTS, repeats, results: [] };
   try {
     for (const [k, mb] of sizes.entries()) {
       const n = Math.round((mb * 2 ** 20) / JSON_BYTES_PER_PCF);
       const set = randomPcfs({ n, points: POINTS, seed: 1 });
       const json = join(dir, `in-${mb}.json`);
       const npz = join(dir, `in-${mb}.npz`);
-      await writePcfsJson(json, set);
+      const jsonHandle = await open(json, 'w');
+      await writePcfsJson(set, { write: async (chunk) => void (await jsonHandle.write(chunk)) });
+      await jsonHandle.close();
       const handle = await open(npz, 'w');
       await writePcfNpz(set, async (chunk) => {
         await handle.write(chunk);
@@ -100,7 +109,9 @@ async function main() {
       await handle.close();
       const jsonBytes = (await stat(json)).size;
       const npzBytes = (await stat(npz)).size;
-      const methods = k === 0 ? ['whole-string', 'streamparser', 'scanner', 'npz'] : ['scanner', 'npz'];
+      const only = process.env.PXL_BENCH_INPUT_METHODS?.split(',');
+      const methods = (k === 0 ? ['whole-string', 'streamparser', 'one-pass', 'parts', 'npz'] : ['one-pass', 'parts', 'npz']).filter((m) => only === undefined || only.includes(m));
+      const load = loadavg().map((l) => sig(l));
       const runs = new Map(methods.map((m) => [m, []]));
       for (let r = 0; r < repeats; r++) {
         for (const method of methods) runs.get(method).push(measure(method, method === 'npz' ? npz : json));
@@ -116,12 +127,14 @@ async function main() {
         const peak = median(ok.map((r) => r.peakRss));
         report.results.push({
           method,
+          loadAverage: load,
           pcfs: ok[0].count,
           fileMB: sig(fileBytes / 2 ** 20),
           runs: ok.length,
           seconds: sig(seconds),
           secondsEach: ok.map((r) => sig(r.seconds)),
           cpuSeconds: sig(median(ok.map((r) => r.cpuSeconds))),
+          cpuSecondsEach: ok.map((r) => sig(r.cpuSeconds)),
           fileMBPerSecond: sig(fileBytes / 2 ** 20 / seconds),
           dataMB: sig(ok[0].dataBytes / 2 ** 20),
           peakRssMB: sig(peak / 2 ** 20),

@@ -112,8 +112,11 @@ export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, '
 }
 
 async function readPcfJsonFile(path: string, dtype: PcfDtype, shared: boolean): Promise<PcfSet> {
-  const inParts = await readPcfJsonInParts(path, dtype, shared);
-  if (inParts !== undefined) return inParts;
+  return (await readPcfJsonInParts(path, dtype, shared)) ?? readPcfJsonOnePass(path, dtype, shared);
+}
+
+/** Reads a JSON file of PCFs from start to end on this thread (exported for bench/input.mjs's comparison). */
+export async function readPcfJsonOnePass(path: string, dtype: PcfDtype, shared: boolean): Promise<PcfSet> {
   const collector = new PcfJsonCollector(dtype, shared);
   const scanner = new JsonScanner(collector);
   let handle;
