@@ -29,8 +29,8 @@ export interface QueueOptions {
    */
   debugBounds?: boolean;
   /**
-   * Critical-path length between horizons, which keep the graph's tracking state bounded, in
-   * [1, 2^30]: a horizon is made once the longest dependency chain has grown by this many tasks.
+   * Critical-path length between horizons, which keep the graph's tracking state bounded, from 1
+   * to 2^30: a horizon is made once the longest dependency chain has grown by this many tasks.
    * Default 4.
    */
   horizonStep?: number;
