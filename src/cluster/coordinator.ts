@@ -8,15 +8,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { Objm, StorageType } from '@nats-io/obj';
+import type { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
 import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
 import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
+import { objectStores, putInput } from './inputBucket.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
 import {
-  COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, INPUT_BUCKET, PROTOCOL_VERSION, runNames,
+  COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, PROTOCOL_VERSION, RUN_SUBJECT, runNames,
   type ItemOp, type ModuleItemOp, type PcfItemOp, type RunNames, type WorkItem,
 } from './protocol.js';
 import { createRun, removeRun, reopenRun, runLeftovers } from './runStreams.js';
@@ -70,14 +71,6 @@ function runIdOf(req: ClusterRequest, rows: string, cols: string, side: number):
   return createHash('sha256').update(what).digest('hex').slice(0, 16);
 }
 
-/** Puts `bytes` under `name` in the inputs bucket unless an earlier run did. */
-async function putInput(objm: Objm, name: string, bytes: Uint8Array, replicas: number): Promise<void> {
-  const store = await objm.create(INPUT_BUCKET, { replicas, storage: StorageType.File });
-  const info = await store.info(name);
-  if (info !== null && info.size === bytes.length) return;
-  await store.putBlob({ name }, bytes);
-}
-
 async function openJetStream(nc: NatsConnection, url: string): Promise<JetStreamManager> {
   try {
     return await jetstreamManager(nc);
@@ -87,14 +80,28 @@ async function openJetStream(nc: NatsConnection, url: string): Promise<JetStream
 }
 
 /**
- * Publishes the items of `blocks`, a window at a time; the msgID (`tag` tells this coordinator's
- * publications apart) makes an item the client publishes again after a lost acknowledgement a no-op.
+ * Publishes the items of `blocks`, a window at a time, and names the run on {@link RUN_SUBJECT}
+ * once the first window is in (or at once when there is nothing to publish: a resumed run's items
+ * may still be queued). The msgID (`tag` tells this coordinator's publications apart) makes an item
+ * the client publishes again after a lost acknowledgement a no-op.
  */
-async function publishItems(js: JetStreamClient, names: RunNames, base: Omit<WorkItem, 'block'>, blocks: readonly BlockInfo[], tag: string, signal: AbortSignal | undefined): Promise<void> {
+async function publishItems(nc: NatsConnection, js: JetStreamClient, names: RunNames, base: Omit<WorkItem, 'block'>, blocks: readonly BlockInfo[], tag: string, signal: AbortSignal | undefined): Promise<void> {
+  const announce = (): void => nc.publish(RUN_SUBJECT, JSON.stringify({ run: base.run }));
+  if (blocks.length === 0) announce();
   for (let from = 0; from < blocks.length; from += PUBLISH_WINDOW) {
     if (signal?.aborted === true) return;
     await Promise.all(blocks.slice(from, from + PUBLISH_WINDOW).map((b) => js.publish(names.workSubject, encodeWorkItem({ ...base, block: b.index }), { msgID: `${base.run}.${b.index}${tag}` })));
+    if (from === 0) announce();
   }
+}
+
+/**
+ * `blocks` with the most pairs first: workers take items in stream order, so the run ends on small
+ * blocks (the triangle's diagonal, the last row and column), and a worker that finishes early idles
+ * for a small block at most instead of a full one.
+ */
+function largestFirst(blocks: readonly BlockInfo[], skip: RunTarget['skip']): BlockInfo[] {
+  return blocks.map((b) => ({ b, pairs: pairsInBlock(skip, b) })).sort((x, y) => y.pairs - x.pairs || x.b.index - y.b.index).map((x) => x.b);
 }
 
 /** A block's result while its parts arrive: the bytes gathered into one aligned buffer. */
@@ -137,15 +144,15 @@ type RunTarget = Pick<ClusterRequest, 'skip' | 'dtype' | 'writer' | 'sink' | 'cl
  *   reason and name in the message); CancelledError when `req.signal` aborts.
  */
 export async function runCoordinator(req: ClusterRequest): Promise<void> {
-  return coordinate(req, async (objm, replicas) => {
+  return coordinate(req, async (objm, replicas, maxPayload) => {
     const rowBytes = encodePcfSet(req.rows);
     const rows = blobName(rowBytes);
-    await putInput(objm, rows, rowBytes, replicas);
+    await putInput(objm, rows, rowBytes, replicas, maxPayload);
     let cols = rows;
     if (req.cols !== req.rows) {
       const colBytes = encodePcfSet(req.cols);
       cols = blobName(colBytes);
-      await putInput(objm, cols, colBytes, replicas);
+      await putInput(objm, cols, colBytes, replicas, maxPayload);
     }
     const side = blockSide(req);
     const scheduler = new BlockScheduler({ nRows: req.rows.count, nCols: req.cols.count, mode: req.mode, maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
@@ -161,7 +168,7 @@ export async function runModuleCoordinator(target: RunTarget, op: ModuleItemOp, 
   return coordinate(target, async () => ({ op, rows: '', cols: '', scheduler, side, runId: randomBytes(8).toString('hex') }));
 }
 
-async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number) => Promise<RunPlan>): Promise<void> {
+async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, maxPayload: number) => Promise<RunPlan>): Promise<void> {
   const cluster = checkClusterOptions(req.cluster);
   const ackWait = cluster.ackWait ?? DEFAULT_ACK_WAIT_MS;
   const replicas = cluster.replicas ?? 1;
@@ -173,7 +180,7 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number) =
   try {
     jsm = await openJetStream(nc, cluster.nats);
     const js = jetstream(nc);
-    const { op, rows, cols, scheduler, side, runId } = await plan(new Objm(js), replicas);
+    const { op, rows, cols, scheduler, side, runId } = await plan(objectStores(js), replicas, nc.info?.max_payload ?? 0);
     const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
     names = runNames(runId);
     // Items published now get msgIDs of their own: a republished item must not be taken for a
@@ -196,7 +203,8 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number) =
       publishTag = `.r${Date.now().toString(36)}`;
     }
     const base = { v: PROTOCOL_VERSION, run: runId, op, rows, cols, nRows: scheduler.nRows, nCols: scheduler.nCols, mode: scheduler.mode, blockSide: side, ackWait };
-    await collect(req, nc, js, names, blocks, () => publishItems(js, names!, base, toPublish, publishTag, signal));
+    const ordered = largestFirst(toPublish, req.skip);
+    await collect(req, nc, js, names, blocks, () => publishItems(nc, js, names!, base, ordered, publishTag, signal));
     await removeRun(jsm, names);
     names = undefined;
   } finally {

@@ -54,6 +54,13 @@ export const WORKER_CONSUMER = 'workers';
 export const COORDINATOR_CONSUMER = 'coordinator';
 /** Object store of inputs, shared by runs and named by content. */
 export const INPUT_BUCKET = 'pxl_inputs';
+/**
+ * Core NATS subject on which a coordinator names a run (`{"run": id}`) once its first items are in
+ * the work stream (not stored): idle workers look at once instead of at their next listing, which
+ * they still make every second for runs they did not hear of (a worker that joined later, a
+ * message lost in a reconnection).
+ */
+export const RUN_SUBJECT = 'pxl.runs';
 /** Core NATS subject of worker heartbeats (not stored). */
 export const HEARTBEAT_SUBJECT = 'pxl.heartbeat';
 /** Heartbeat period of a worker, and how long the coordinator counts a silent worker as live. */

@@ -13,14 +13,15 @@
  */
 import { hostname } from 'node:os';
 import { jetstream, jetstreamManager, type Consumer, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { Objm } from '@nats-io/obj';
+import type { Objm } from '@nats-io/obj';
 import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import { connectCluster, type ConnectOptions } from './connection.js';
+import { getInput, objectStores } from './inputBucket.js';
 import { decodePcfSet } from './pcfBlob.js';
-import { decodeWorkItem, HEADER, partBytes, partCount, HEARTBEAT_MS, HEARTBEAT_SUBJECT, INPUT_BUCKET, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
+import { decodeWorkItem, HEADER, partBytes, partCount, HEARTBEAT_MS, HEARTBEAT_SUBJECT, RUN_SUBJECT, runNames, WORK_SUBJECTS, WORKER_CONSUMER, type WorkItem } from './protocol.js';
 import { checkModuleList, loadClusterOp, type ClusterOpFactory } from './kernelModules.js';
 import { WorkerDevices } from './workerDevices.js';
 import { WorkerRun } from './workerRun.js';
@@ -61,8 +62,6 @@ const INPUTS_KEPT = 4;
 
 const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The parts of a worker that every device loop shares. */
 class WorkerState {
   readonly id: string;
@@ -92,7 +91,7 @@ class WorkerState {
     this.nc = nc;
     this.js = jetstream(nc);
     this.jsm = jsm;
-    this.objm = new Objm(this.js);
+    this.objm = objectStores(this.js);
     this.log = log;
   }
 
@@ -106,7 +105,7 @@ class WorkerState {
       if (m !== null) ids.push(m[1]!);
     }
     this.runIds = ids;
-    if (ids.length > 0) for (const wake of this.#idle.splice(0)) wake();
+    if (ids.length > 0) this.wake();
     for (const g of this.groups) {
       for (const id of [...g.runs.keys()]) if (!ids.includes(id)) void this.dropRun(id);
       for (const id of g.passed) if (!ids.includes(id)) g.passed.delete(id);
@@ -136,7 +135,7 @@ class WorkerState {
   async next(group: WorkerDevices): Promise<JsMsg | undefined> {
     const ids = (await this.runList()).filter((id) => !group.passed.has(id));
     if (ids.length === 0) {
-      await this.#idleFor(RUN_LIST_MS / 2);
+      await this.pause(RUN_LIST_MS / 2);
       return undefined;
     }
     const id = ids[this.turn++ % ids.length]!;
@@ -149,8 +148,19 @@ class WorkerState {
     return msg ?? undefined;
   }
 
-  /** Waits `ms`, or less when another device loop finds runs meanwhile. */
-  #idleFor(ms: number): Promise<void> {
+  /** A coordinator named a new run: the next look lists the runs afresh, and idle loops look now. */
+  heardOfRun(): void {
+    this.listedAt = -Infinity;
+    this.wake();
+  }
+
+  /** Ends every pause now. */
+  wake(): void {
+    for (const wake of this.#idle.splice(0)) wake();
+  }
+
+  /** Waits `ms`, or less when runs are found or announced meanwhile. */
+  pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);
@@ -170,10 +180,7 @@ class WorkerState {
     const found = this.inputs.find((i) => i.name === name);
     if (found !== undefined) return found.set;
     const set = (async () => {
-      const store = await this.objm.open(INPUT_BUCKET);
-      const bytes = await store.getBlob(name);
-      if (bytes === null) throw new UnsupportedError(`the input ${name} is not in the bucket ${INPUT_BUCKET}`);
-      return decodePcfSet(bytes, name);
+      return decodePcfSet(await getInput(this.objm, name), name);
     })();
     this.inputs.unshift({ name, set });
     set.catch(() => {
@@ -325,7 +332,7 @@ async function deviceLoop(state: WorkerState, group: WorkerDevices, device: numb
         trouble = text;
         state.listedAt = -Infinity;
         state.consumers.clear();
-        await sleep(250);
+        await state.pause(250);
         continue;
       }
       if (msg === undefined) continue;
@@ -376,6 +383,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     if (device !== 'gpu') groups.push(await WorkerDevices.open('cpu', cores));
     if (device !== 'cpu') groups.push(await WorkerDevices.open('gpu', cores));
     const state = new WorkerState(id, nc, jsm, groups, log, options.verbose === true, modules);
+    // Any message on the subject will do: a worker lists the runs itself, so it trusts no name it hears.
+    nc.subscribe(RUN_SUBJECT, { callback: () => state.heardOfRun() });
     const devices = groups.reduce((n, g) => n + g.jobs.length, 0);
     const sendBeat = (): void => {
       try {
