@@ -122,6 +122,9 @@ try {
       peakRssMiB: { file: Math.round(Math.max(...file.map((r) => r.peakRssMiB))), memory: Math.round(Math.max(...memory.map((r) => r.peakRssMiB))) },
       // The same computation held in memory, as the baseline of the stall: what the file adds is the difference.
       maxEventLoopStallMs: { file: +median(file.map((r) => r.maxEventLoopStallMs)).toFixed(1), memory: +median(memory.map((r) => r.maxEventLoopStallMs)).toFixed(1) },
+      // CPU seconds of the file run over the in-memory run's: on a loaded machine the wall-time
+      // ratio follows the load of the moment, this one the work.
+      cpuOverMemory: r3(median(file.map((r) => r.userSeconds + r.systemSeconds)) / median(memory.map((r) => r.userSeconds + r.systemSeconds))),
       cpuSeconds: {
         file: { user: r3(median(file.map((r) => r.userSeconds))), system: r3(median(file.map((r) => r.systemSeconds))) },
         memory: { user: r3(median(memory.map((r) => r.userSeconds))), system: r3(median(memory.map((r) => r.systemSeconds))) },
