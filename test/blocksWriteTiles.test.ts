@@ -201,6 +201,32 @@ describe('write tiles', () => {
     expect(data[missing.rowFirst * 12 + missing.colFirst]).toBe(0);
   });
 
+  it('drops an unfinished tile unwritten and unreported when stopped with discard, as a cancelled run does', async () => {
+    const layout = npyFileLayout('dense', 'float32', 12, 12);
+    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'full', maxOutputElements: 9 });
+    // Room for two tiles of 2 x 2 blocks of 3 x 3 float32 (144 bytes each), not for 3 x 3 ones.
+    const tiles = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, scheduler.blocks.length, 300);
+    expect(tiles.side).toBe(2);
+    const path = join(dir, 'discard.npy');
+    await writeFile(path, new Uint8Array(layout.bytes));
+    const fd = openSync(path, 'r+');
+    const written: number[] = [];
+    const writer = FileWriter.start({ fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
+    const first = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 0);
+    const second = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 1);
+    expect([first.length, second.length]).toEqual([4, 4]);
+    // The first tile complete (written), the second one block short (dropped).
+    for (const b of [...first, ...second.slice(0, -1)]) await writer.put(b, blockData(layout, b));
+    await writer.stop(true);
+    closeSync(fd);
+    expect(written.sort((a, b) => a - b)).toEqual(first.map((b) => b.index).sort((a, b) => a - b));
+    expect(writer.failure).toBeUndefined();
+    const data = readData(path, layout);
+    const want = expected(layout);
+    for (const b of first) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(want[b.rowFirst * 12 + b.colFirst]);
+    for (const b of second) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(0);
+  });
+
   it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {
     const target = join(dir, 'bad.npy');
     const layout = npyFileLayout('condensed', 'float32', 12, 12);

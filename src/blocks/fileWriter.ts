@@ -115,26 +115,27 @@ export class FileWriter {
 
   /**
    * Resolves when every block put so far is answered (written, or failed); tiles still incomplete
-   * are written as far as they got.
+   * are written as far as they got, or with `discard` dropped unwritten and not reported.
    */
-  async drain(): Promise<void> {
+  async drain(discard = false): Promise<void> {
     if (this.#unwritten.size === 0) return;
-    const flush: FlushTiles = { flush: true };
+    const flush: FlushTiles = { flush: true, discard };
     this.#thread.postMessage(flush);
     while (this.#unwritten.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
   }
 
   /**
-   * Waits for the blocks in flight and ends the thread. After this resolves nothing writes to the
-   * descriptor any more, so the caller may close it. Safe to call twice.
+   * Waits for the blocks in flight and ends the thread; with `discard`, tiles still incomplete are
+   * dropped (see {@link drain}). After this resolves nothing writes to the descriptor any more, so
+   * the caller may close it. Safe to call twice.
    */
-  async stop(): Promise<void> {
-    await this.drain();
+  async stop(discard = false): Promise<void> {
+    await this.drain(discard);
     this.#stopped = true;
     await this.#thread.terminate();
   }
 
-  #answered({ staged, settled, error }: WriterAnswer): void {
+  #answered({ staged, settled, error, discarded }: WriterAnswer): void {
     if (error !== undefined) this.#fail(error.logic ? new LogicError(error.message) : new Error(error.message));
     const entry = staged === undefined ? undefined : this.#inFlight.get(staged);
     if (entry !== undefined) {
@@ -149,7 +150,7 @@ export class FileWriter {
       const block = this.#unwritten.get(index);
       if (block === undefined) continue;
       this.#unwritten.delete(index);
-      if (error === undefined) this.#options.onWritten(block);
+      if (error === undefined && discarded === undefined) this.#options.onWritten(block);
     }
     if (this.#unwritten.size === 0) {
       this.#thread.unref();

@@ -40,19 +40,24 @@ export interface WriteBlock {
   readonly byteOffset: number;
 }
 
-/** Host to thread: write every tile still open, however far it got (the end of a run). */
+/**
+ * Host to thread: write every tile still open, however far it got (the end of a run), or with
+ * `discard` drop them unwritten (a run given up, whose file is removed anyway).
+ */
 export interface FlushTiles {
   readonly flush: true;
+  readonly discard: boolean;
 }
 
 /**
  * Thread to host: the slot of block `staged` may be reused, and/or the blocks `settled` are done
- * with: in the file when `error` is undefined, given up otherwise.
+ * with: in the file when neither `error` nor `discarded` is set, given up otherwise.
  */
 export interface WriterAnswer {
   readonly staged?: number;
   readonly settled?: readonly number[];
   readonly error?: { readonly logic: boolean; readonly message: string };
+  readonly discarded?: true;
 }
 
 /** A tile being staged: its blocks' runs point into `data`, filled up to `used`. */
@@ -171,7 +176,15 @@ function serve(init: FileWriterInit): void {
 
   port.on('message', (message: WriteBlock | FlushTiles) => {
     if ('flush' in message) {
-      for (const tile of [...open.values()]) finish(tile);
+      for (const tile of [...open.values()]) {
+        if (!message.discard) {
+          finish(tile);
+          continue;
+        }
+        open.delete(tile.id);
+        pool.push(tile.data);
+        answer({ settled: tile.blocks, discarded: true });
+      }
       return;
     }
     const { block } = message;

@@ -269,7 +269,8 @@ export class NpyFileSink implements ResultWriter {
 
   /** Stops: waits for writes in flight, closes, and removes the partial file and its journal. Safe to call twice. */
   async abort(): Promise<void> {
-    await this.#settle();
+    // Tiles not yet complete are dropped, not written: the file goes, and a stop should be quick.
+    await this.#settle(true);
     await this.#close();
     await removePartial(this.#paths);
     releasePartialFiles(this.#paths.temp, this.#paths.journal);
@@ -282,8 +283,8 @@ export class NpyFileSink implements ResultWriter {
     await this.#handle.close();
   }
 
-  async #settle(): Promise<void> {
-    await this.#writer?.stop();
+  async #settle(discard = false): Promise<void> {
+    await this.#writer?.stop(discard);
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks]);
   }
 
