@@ -15,6 +15,7 @@ import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedEr
 import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
 import { objectStores, putInput } from './inputBucket.js';
+import { packedLength, unpackRows } from './packedRows.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
 import {
   COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, PROTOCOL_VERSION, RUN_SUBJECT, runNames,
@@ -278,25 +279,28 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
       if (block !== undefined) {
         const worker = msg.headers?.get(HEADER.worker) || 'unknown worker';
         const part = partOf(msg.headers?.get(HEADER.part));
-        const length = block.rowCount * block.colCount * size;
+        // The parts carry the packed block; the buffer has room for the whole of it.
+        const length = packedLength(req.skip, block) * size;
         if (part === undefined) throw new InputFormatError(`worker ${worker} sent block ${block.index} with a part header ${JSON.stringify(msg.headers?.get(HEADER.part))} that is not k/n`);
         let g = gathering.get(block.index);
         if (g === undefined || g.parts !== part.n) {
           // One copy per byte: the parts land in a fresh buffer, aligned for the typed array.
-          g = { bytes: buffer(length), parts: part.n, seen: new Set(), msgs: [] };
+          g = { bytes: buffer(block.rowCount * block.colCount * size), parts: part.n, seen: new Set(), msgs: [] };
           gathering.set(block.index, g);
         }
         const partSize = partBytes(length, part.n);
         const expected = Math.min(partSize, length - part.k * partSize);
         if (msg.data.byteLength !== expected) {
-          throw new InputFormatError(`worker ${worker} sent ${msg.data.byteLength} bytes as part ${part.k + 1} of ${part.n} of block ${block.index}, whose ${block.rowCount * block.colCount} ${req.dtype} values make that part ${expected} bytes`);
+          throw new InputFormatError(`worker ${worker} sent ${msg.data.byteLength} bytes as part ${part.k + 1} of ${part.n} of block ${block.index}, whose ${length / size} ${req.dtype} values computed make that part ${expected} bytes`);
         }
         g.bytes.set(msg.data, part.k * partSize);
         g.seen.add(part.k);
         g.msgs.push(msg);
         if (g.seen.size < g.parts) continue;
         gathering.delete(block.index);
-        await req.writer.write(block, valuesOf(g.bytes, req.dtype));
+        const values = valuesOf(g.bytes, req.dtype);
+        unpackRows(values, req.skip, block);
+        await req.writer.write(block, values);
         for (const m of g.msgs) m.ack();
         if (spare.length < SPARE_BUFFERS) spare.push(g.bytes);
         todo.delete(block.index);

@@ -1,8 +1,8 @@
 /**
  * What coordinator and workers say to each other through JetStream: the names of a run's streams,
- * subjects and buckets, the work item (one per block, JSON), and the result (the block's values as
- * raw little-endian bytes, with its run, block and dtype in NATS headers, cut into parts of at most
- * the server's max payload).
+ * subjects and buckets, the work item (one per block, JSON), and the result (the values the block's
+ * kernel computed, packed row after row as packedRows.ts says, as raw little-endian bytes, with its
+ * run, block and dtype in NATS headers, cut into parts of at most the server's max payload).
  *
  * A work item names its block by index only: the worker rebuilds the run's schedule from the
  * item's sizes and block side, the same arithmetic the coordinator ran, so a block can never be
@@ -23,7 +23,7 @@ import { UnsupportedError } from '../core/errors.js';
 import { BLOCK_MODES, FLOAT_DTYPES, TRIANGLE_SKIP_MODES, type BlockMode, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
 
 /** Version of the item format; a worker refuses items of another version with a reason. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Names of a run's streams, subjects, consumers and result bucket. */
 export interface RunNames {

@@ -4,7 +4,7 @@
  * cost only their computing. The state is made from the first item of the run and checked against
  * every later one (an item of the same run must describe the same schedule).
  */
-import { BlockScheduler, type BlockInfo, type BlockOp, type BufferSlot } from '../blocks/index.js';
+import { BlockScheduler, type BlockInfo, type BlockOp, type BufferSlot, type TriangleSkipMode } from '../blocks/index.js';
 import { UnsupportedError } from '../core/errors.js';
 import { uploadPcfSet, type DevicePcfSet } from '../pcf/devicePcfSet.js';
 import { L2_INNER, pcfOp } from '../pcf/integrate.js';
@@ -17,6 +17,7 @@ import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { ClusterOpFactory } from './kernelModules.js';
+import { packRows } from './packedRows.js';
 import type { PcfItemOp, WorkItem } from './protocol.js';
 
 
@@ -32,6 +33,8 @@ export class WorkerRun {
   readonly #scheduler: BlockScheduler;
   readonly #op: BlockOp<unknown>;
   readonly #elementBytes: number;
+  /** The pairs the op leaves out of each block, which the result does not carry (packedRows.ts). */
+  readonly #skip: TriangleSkipMode;
   readonly #uploads: readonly DevicePtr[];
   readonly #storages = new Map<number, unknown>();
   /** The output slot each device used last. */
@@ -45,6 +48,7 @@ export class WorkerRun {
   private constructor(item: WorkItem, workspace: PcfWorkspace, scheduler: BlockScheduler, op: BlockOp<unknown>, uploads: readonly DevicePtr[]) {
     this.runId = item.run;
     this.#elementBytes = item.op.dtype === 'float32' ? 4 : 8;
+    this.#skip = item.op.name === 'pxl.pcf' ? item.op.skip : 'none';
     this.#key = shapeKey(item);
     this.#workspace = workspace;
     this.#scheduler = scheduler;
@@ -116,7 +120,8 @@ export class WorkerRun {
   }
 
   /**
-   * Computes `block` on device (Job) `device` and returns its values as little-endian bytes: a view
+   * Computes `block` on device (Job) `device` and returns its values, packed (packedRows.ts), as
+   * little-endian bytes: a view
    * of one of the device's two output slots, which take turns, so the bytes stay valid until the
    * device's next-but-one block starts (a worker delivers one block while it computes the next),
    * and the run keeps its storages until `done` is called (once the bytes are sent).
@@ -147,7 +152,8 @@ export class WorkerRun {
       done();
       throw error;
     }
-    return { bytes: new Uint8Array(out.buffer, out.byteOffset, n * out.BYTES_PER_ELEMENT), done };
+    const packed = packRows(out, this.#skip, block);
+    return { bytes: new Uint8Array(out.buffer, out.byteOffset, packed * out.BYTES_PER_ELEMENT), done };
   }
 
   /** Gives back the storages and uploads, at once or after the blocks computing now. */
