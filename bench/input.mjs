@@ -6,7 +6,7 @@
 //     typed arrays as the stream reader does
 //   - one-pass: pxl's byte-level scanner on this thread, start to end (readPcfJsonOnePass, what
 //     readPcfFile did for every .json before the parts)
-//   - parts: readPcfFile on .json: from 16 MiB on, cut between PCFs and read on one thread per core
+//   - parts: readPcfFile on .json: from 64 MiB on, cut between PCFs and read on one thread per core
 //   - npz: readPcfFile on the same PCFs as .npz (np.savez's layout)
 // "memory" is peak RSS minus the RSS before loading, over the bytes of the resulting typed arrays
 // (times, values, offsets); the goal is at most 2. cpuSeconds is the child's user + system time

@@ -22,7 +22,6 @@ type ColumnArray = Float64Array | Float32Array | Uint32Array;
  * another thread without a copy): `length` elements, every segment but the last full.
  */
 export interface DetachedColumn {
-  type: ColumnType;
   segments: ArrayBuffer[];
   length: number;
 }
@@ -156,7 +155,7 @@ export class GrowableColumn {
   /** Hands the elements over as segments (see {@link joinColumns}) and empties the column. */
   detach(): DetachedColumn {
     this.#flush();
-    const detached = { type: this.#type, segments: this.#segments.slice(), length: this.length };
+    const detached = { segments: this.#segments.slice(), length: this.length };
     this.#segments.length = 0;
     this.#before = 0;
     this.#used = 0;

@@ -96,7 +96,8 @@ export function parsePcfJson(text: string, options: ParsePcfOptions = {}): PcfSe
 /**
  * Reads a file of PCFs, choosing the format by extension: `.npz` (NumPy arrays `offsets`, `times`,
  * `values`; see {@link readPcfNpz}) or, for any other name, a JSON document as for
- * {@link parsePcfJson}, read as a stream. Rejects, never throws.
+ * {@link parsePcfJson}, read as a stream; a JSON file of 64 MiB or more is read in parts on every
+ * core at once, with the same result and the same errors. Rejects, never throws.
  *
  * @throws InputFormatError naming `path` when the file cannot be read or parsed; ArgumentError for
  *   a path that is not a non-empty string; OptionError for a bad option.

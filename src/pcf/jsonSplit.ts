@@ -11,10 +11,10 @@
  */
 import type { JsonResumeForm } from './jsonScanner.js';
 
-/** Bytes looked at first around a guessed offset; the window grows 8 times a try up to {@link MAX_WINDOW}. */
+/** Bytes looked at first after a guessed offset; the window grows 8 times a try up to {@link MAX_WINDOW}. */
 const FIRST_WINDOW = 1 << 16;
-/** Past this many bytes without a boundary (one PCF of about a million breakpoints), the part is not cut. */
-const MAX_WINDOW = 1 << 24;
+/** Past this many bytes without a boundary (one PCF of about 100,000 breakpoints), there is no cut near the guess. */
+const MAX_WINDOW = 1 << 22;
 
 function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
