@@ -2,6 +2,9 @@
 // through a local nats-server (JetStream) against one local two-core run, in this one script.
 // Prints JSON: the throughput ratio (cluster / local; the goal on 2-vCPU machines is >= 0.85), the
 // overhead per block, and the time from a worker's SIGKILL to its block starting on the other.
+// Beside the wall-time ratio, two ratios of CPU seconds: local CPU over the cluster's (every
+// process: what the ratio tends to when all of them share two otherwise idle cores) and local CPU
+// over twice the busier worker's (workers on machines of their own).
 // Local and cluster runs alternate (--reps times each) because the machine is shared, and every
 // figure is the median of the runs; the CPU seconds of every process (this one, the workers, the
 // server) show where time goes whatever the load, and the load average is printed beside them.
@@ -9,7 +12,7 @@
 //   npm run build && node bench/cluster.mjs            # N = 6000
 //   node bench/cluster.mjs --n 10000 --side 1024 --points 100 --reps 3
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +68,25 @@ function cpuOf(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+/** CPU seconds of each thread of process `pid` so far, by thread id (Linux). */
+function threadCpuOf(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+/** A worker's CPU seconds between two snapshots: its busiest thread (the core computing) and the rest. */
+function workerSplit(before, after) {
+  const deltas = [...after].map(([tid, s]) => s - (before.get(tid) ?? 0));
+  const compute = Math.max(0, ...deltas);
+  return { compute, rest: deltas.reduce((a, b) => a + b, 0) - compute };
+}
 const ownCpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -104,12 +126,23 @@ try {
     const localS = (performance.now() - t) / 1000;
     const localCpu = ownCpu() - cpu0;
     const before = [ownCpu(), ...workers.map((w) => cpuOf(w.child.pid)), cpuOf(server.child.pid)];
+    const threadsBefore = workers.map((w) => threadCpuOf(w.child.pid));
     t = performance.now();
     remote = await pdist(X, { out: join(dir, 'cluster.npy'), minBlockSide: SIDE, cluster: { nats: url } });
     const clusterS = (performance.now() - t) / 1000;
     const after = [ownCpu(), ...workers.map((w) => cpuOf(w.child.pid)), cpuOf(server.child.pid)];
     const d = after.map((v, k) => v - before[k]);
-    runs.push({ load, localS, localCpu, clusterS, ratio: localS / clusterS, coordinator: d[0], workerA: d[1], workerB: d[2], natsServer: d[3], clusterCpu: d[0] + d[1] + d[2] + d[3] });
+    const split = workers.map((w, k) => workerSplit(threadsBefore[k], threadCpuOf(w.child.pid)));
+    runs.push({
+      load, localS, localCpu, clusterS, ratio: localS / clusterS,
+      coordinator: d[0], workerA: d[1], workerB: d[2], natsServer: d[3], clusterCpu: d[0] + d[1] + d[2] + d[3],
+      workersComputing: split[0].compute + split[1].compute, workersOtherThreads: split[0].rest + split[1].rest,
+      // Bounds from CPU seconds, which the load hardly changes: everything on one 2-vCPU machine
+      // (the cluster's processes share the two cores the local run has), and workers on machines
+      // of their own (each one core; the coordinator and server elsewhere).
+      oneMachineCpuRatio: localCpu / (d[0] + d[1] + d[2] + d[3]),
+      ownMachinesCpuRatio: localCpu / (2 * Math.max(d[1], d[2])),
+    });
   }
   const med = (key, digits = 2) => +median(runs.map((r) => r[key])).toFixed(digits);
   await ctx.destroy();
@@ -140,10 +173,15 @@ try {
     cluster2Workers1Core: {
       seconds: clusterS,
       pairsPerSecond: Math.round(pairs / clusterS),
-      cpuSeconds: { total: med('clusterCpu'), coordinator: med('coordinator'), workerA: med('workerA'), workerB: med('workerB'), natsServer: med('natsServer') },
+      cpuSeconds: {
+        total: med('clusterCpu'), coordinator: med('coordinator'), workerA: med('workerA'), workerB: med('workerB'), natsServer: med('natsServer'),
+        workersComputing: med('workersComputing'), workersOtherThreads: med('workersOtherThreads'),
+      },
     },
     throughputRatio: med('ratio', 3),
     ratioOfEachRep: runs.map((r) => +r.ratio.toFixed(3)),
+    cpuRatioOneMachine: med('oneMachineCpuRatio', 3),
+    cpuRatioOwnMachines: med('ownMachinesCpuRatio', 3),
     overheadPerBlockMs: +(((clusterS - localS) * 1000) / remote.blocks).toFixed(2),
     cpuOverheadPerBlockMs: +(median(runs.map((r) => r.clusterCpu - r.localCpu)) * 1000 / remote.blocks).toFixed(2),
     ackWaitMs: ACK_WAIT,
