@@ -123,11 +123,12 @@ export class JsonScanner {
     return `${this.#state} ${this.#first} ${this.#stack.subarray(0, this.#depth).join('')} ${this.#carry?.length ?? 0} ${this.#started}`;
   }
 
-  /** Lines seen (1 + newlines since the start) and where the last one started. */
+  /** Lines seen: 1 + the newlines since the scanner started. */
   get line(): number {
     return this.#line;
   }
 
+  /** Byte offset in the document where the current line starts (where the scanner started, before any newline). */
   get lineStart(): number {
     return this.#lineStart;
   }
