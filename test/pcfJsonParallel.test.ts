@@ -153,7 +153,7 @@ describe('joining parts read at once', () => {
         if (parts === 'one pass' && note >= 0 && splits.some((s) => s > note)) return;
         expect(parts).toEqual(outcome(() => parsePcfJson(textOf(bytes), { dtype })));
       }),
-      { numRuns: 400 },
+      { numRuns: 250 },
     );
   });
 
@@ -171,7 +171,7 @@ describe('joining parts read at once', () => {
         if ((parts as { error?: string }).error !== undefined) seen.errors++;
         expect(parts).toEqual(outcome(() => parsePcfJson(textOf(bytes))));
       }),
-      { numRuns: 800 },
+      { numRuns: 500 },
     );
     // The parts, not the fallback, answered a good share, errors included.
     expect(seen.joined).toBeGreaterThan(seen.runs / 4);

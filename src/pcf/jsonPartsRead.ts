@@ -32,6 +32,11 @@ const entry = threadEntry(import.meta.url, 'jsonPartThread');
 export const PARTS_MIN_BYTES = 64 << 20;
 /** Smallest part worth a thread of its own. */
 const PART_MIN_BYTES = 32 << 20;
+/**
+ * Most threads a file is read on. Each costs about 10 MB of memory of its own, and the join after
+ * them runs on one thread (about 0.4 s per GB of JSON), so more threads gain little.
+ */
+const MAX_PARTS = 8;
 /** Bytes of the file's start looked at to tell its form. */
 const HEAD_BYTES = 1 << 12;
 
@@ -39,7 +44,7 @@ const HEAD_BYTES = 1 << 12;
 export interface PartsReadOptions {
   /** Read in parts from this size on (default {@link PARTS_MIN_BYTES}). */
   minBytes?: number;
-  /** Parts to cut into (default: one per core, at least 32 MiB each). */
+  /** Parts to cut into (default: one per core, at most 8, at least 32 MiB each). */
   parts?: number;
   /** Cut at these byte offsets instead of looking for boundaries (in increasing order). */
   splits?: number[];
@@ -97,7 +102,7 @@ export async function readPcfJsonInParts(path: string, dtype: PcfDtype, shared: 
   let bounds: number[];
   try {
     const size = (await handle.stat()).size;
-    const parts = options.parts ?? Math.min(availableCores(), Math.floor(size / PART_MIN_BYTES));
+    const parts = options.parts ?? Math.min(availableCores(), MAX_PARTS, Math.floor(size / PART_MIN_BYTES));
     if (size < (options.minBytes ?? PARTS_MIN_BYTES) || (parts < 2 && options.splits === undefined)) return undefined;
     const readAt = async (position: number, length: number): Promise<Uint8Array> => {
       const bytes = new Uint8Array(Math.max(0, Math.min(length, size - position)));
