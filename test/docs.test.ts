@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { programOf, snippetsOf, type Snippet } from './helpers/snippets.js';
+import { gpu } from './fixtures/wgslGpu.js';
 
 /**
  * Every `ts` and `sh` block of README.md and docs/*.md runs as written (see helpers/snippets.ts for
@@ -122,11 +123,14 @@ describe('docs that run', () => {
 
   for (const p of programs) {
     if (p.blocks.length === 0) continue;
-    it(`runs ${p.page} (program ${p.name}) in TypeScript through tsx`, async () => {
+    // Programs that open a WebGPU device (named gpu, or asking for the webgpu backend) run where the
+    // GPU tests run (see the fixture): not in an install without the optional webgpu package.
+    const runs = (p.name !== 'gpu' && !p.blocks.some((b) => b.code.includes("'webgpu'"))) || gpu.run;
+    it.runIf(runs)(`runs ${p.page} (program ${p.name}) in TypeScript through tsx`, async () => {
       await runProgram(dirOf(p, 'ts'), [tsx, 'main.ts']);
     }, 150_000);
 
-    it(`runs ${p.page} (program ${p.name}) in JavaScript`, async () => {
+    it.runIf(runs)(`runs ${p.page} (program ${p.name}) in JavaScript`, async () => {
       await runProgram(dirOf(p, 'js'), ['main.mjs']);
     }, 150_000);
   }

@@ -5,7 +5,7 @@
  *   <!-- snippet: skip why it cannot run -->   not run; the reason is required
  *   <!-- snippet: file=kernels.ts -->          a module file other blocks import or load; not run itself
  *   <!-- snippet: setup -->                    runs at the top level of its program, so later blocks see its names
- *   <!-- snippet: program=gpu -->              belongs to another program of the page (default: main)
+ *   <!-- snippet: program=gpu -->              belongs to another program of the page (default: main); programs named gpu, or naming the webgpu backend, run where the GPU tests do
  *   <!-- snippet: copy=examples/k.mjs:../k.mjs --> copies a repository file where the program expects it
  *   <!-- snippet: setup program=gpu            words combine; lines after the first are hidden code
  *   const X = randomPcfs({ n: 20, points: 5 });  run before the block (a reader's "given ...")
