@@ -16,6 +16,8 @@ import { INPUT_BUCKET } from './protocol.js';
 
 /** Room a chunk leaves below the server's max payload (a chunk message has no headers of ours). */
 const CHUNK_ROOM = 4096;
+/** How the object client spells a SHA-256 digest. */
+const DIGEST_PREFIX = 'SHA-256=';
 
 /**
  * The object stores of `js`, hashing with Node's SHA-256. The backend is a setting of the whole
@@ -34,18 +36,50 @@ export function objectStores(js: JetStreamClient): Objm {
 export async function putInput(objm: Objm, name: string, bytes: Uint8Array, replicas: number, maxPayload: number): Promise<void> {
   const store = await objm.create(INPUT_BUCKET, { replicas, storage: StorageType.File });
   const info = await store.info(name);
-  if (info !== null && info.size === bytes.length) return;
+  // An object of another digest under the name (changed in the store) is replaced.
+  if (info !== null && info.size === bytes.length && `pcf-${digestHex(info.digest) ?? ''}` === name) return;
   const chunk = Math.max(128 * 1024, maxPayload - CHUNK_ROOM);
   await store.putBlob({ name, options: { max_chunk_size: chunk } }, bytes);
 }
 
+/** The SHA-256 in an object's `digest` (`SHA-256=` and base64url, or hex from other clients) as hex. */
+function digestHex(digest: string): string | undefined {
+  if (!digest.startsWith(DIGEST_PREFIX)) return undefined;
+  const value = digest.slice(DIGEST_PREFIX.length);
+  if (/^[0-9a-f]{64}$/i.test(value)) return value.toLowerCase();
+  const bytes = Buffer.from(value, 'base64url');
+  return bytes.length === 32 ? bytes.toString('hex') : undefined;
+}
+
 /**
- * The bytes of input `name`, digest checked by the client.
- * @throws UnsupportedError when the bucket has no such object.
+ * The bytes of input `name` (`pcf-` and the SHA-256 of its bytes, see pcfBlob.ts), read into one
+ * buffer of the object's size. The client checks the bytes against the digest the object's
+ * metadata holds, and this function checks that digest against the name, so the bytes are the
+ * ones the name says without hashing them a second time.
+ * @throws UnsupportedError when the bucket has no such object, or its digest is not its name's.
  */
 export async function getInput(objm: Objm, name: string): Promise<Uint8Array> {
   const store = await objm.open(INPUT_BUCKET);
-  const bytes = await store.getBlob(name);
-  if (bytes === null) throw new UnsupportedError(`the input ${name} is not in the bucket ${INPUT_BUCKET}`);
+  const found = await store.get(name);
+  if (found === null) throw new UnsupportedError(`the input ${name} is not in the bucket ${INPUT_BUCKET}`);
+  if (`pcf-${digestHex(found.info.digest) ?? ''}` !== name) {
+    await found.data.cancel().catch(() => undefined);
+    throw new UnsupportedError(`the input ${name} does not match its hash (its digest in the bucket is ${found.info.digest})`);
+  }
+  const bytes = new Uint8Array(found.info.size);
+  let at = 0;
+  try {
+    // The stream fails when the bytes do not match the digest.
+    for await (const chunk of found.data) {
+      if (at + chunk.byteLength > bytes.length) throw new Error(`it holds more than the ${bytes.length} bytes its metadata says`);
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    const error = await found.error;
+    if (error) throw error;
+  } catch (error) {
+    throw new UnsupportedError(`the input ${name} could not be read from the bucket ${INPUT_BUCKET}: ${(error as Error).message}`);
+  }
+  if (at !== bytes.length) throw new UnsupportedError(`the input ${name} has ${at} bytes, not the ${bytes.length} its metadata says`);
   return bytes;
 }
