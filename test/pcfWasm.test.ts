@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, type Context } from '../src/index.js';
 import { referenceCdist } from '../src/pcf/distance.js';
@@ -120,6 +121,50 @@ describe('WebAssembly row kernels', () => {
         expect(w.row(1, small, i, 0, small.count, got, 0)).toBe(true);
         // An infinite L2 sum is one the JS kernel recomputes scaled (so does the block kernel).
         for (let j = 0; j < small.count; j++) if (got[j] !== Infinity) expect(got[j]).toBe(expected[j]);
+      }
+    }
+  });
+
+  it('match integrateRow bit for bit on random sets with shared times (fast-check): refills, parked lanes and the scalar finish', () => {
+    // Times from a grid of 40 values, so breakpoints of different PCFs often coincide; lengths 1 to 40.
+    // Values keep L2 sums in range (no subnormal differences, last value 0 so no rectangle reaching
+    // the integration limit overflows: rows out of range the block kernel recomputes in JS).
+    const value = fc.double({ min: -1e3, max: 1e3, noNaN: true }).map((x) => (Math.abs(x) < 1e-6 ? 0 : x));
+    const pcf = fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 39 }).chain((ts) => {
+      const times = [0, ...[...ts].sort((x, y) => x - y).map((k) => k / 4)];
+      return fc.array(value, { minLength: times.length, maxLength: times.length })
+        .map((vs) => times.map((t, k): [number, number] => [t, k === times.length - 1 ? 0 : vs[k]!]));
+    });
+    const arb = fc.tuple(fc.array(pcf, { minLength: 1, maxLength: 40 }), fc.array(pcf, { minLength: 1, maxLength: 5 }), fc.nat(), fc.nat());
+    const w = new WasmRows();
+    fc.assert(fc.property(arb, ([colPcfs, rowPcfs, x, y]) => {
+      const cols = pcfSetFrom(colPcfs, 'float64');
+      const rows = pcfSetFrom(rowPcfs, 'float64');
+      const j0 = x % cols.count;
+      const j1 = j0 + 1 + (y % (cols.count - j0));
+      expect(w.setColumns(cols, j0, j1 - j0, 0, UPPER)).toBe(true);
+      for (const [code, , op] of OPS) {
+        for (let i = 0; i < rows.count; i++) {
+          const expected = new Float64Array(j1 - j0);
+          integrateRow(op, rows, i, cols, j0, j1, expected, 0, 'none', 0, 0, UPPER);
+          expect(Array.from(wasmRow(w, code, rows, i, j0, j1))).toEqual(Array.from(expected));
+        }
+      }
+    }), { numRuns: 150 });
+  });
+
+  it('match integrateRow bit for bit for a long row against many short columns and a short row against long ones', () => {
+    const long = randomPcfs({ n: 3, points: 3000, seed: 11 });
+    const short = mixedSet(90, 12); // 1 to 40 breakpoints
+    const w = new WasmRows();
+    for (const [rows, cols] of [[long, short], [short, long]] as const) {
+      expect(w.setColumns(cols, 0, cols.count, 0, UPPER)).toBe(true);
+      for (const [code, , op] of OPS) {
+        for (const i of [0, 1, 2]) {
+          const expected = new Float64Array(cols.count);
+          integrateRow(op, rows, i, cols, 0, cols.count, expected, 0, 'none', 0, 0, UPPER);
+          expect(Array.from(wasmRow(w, code, rows, i, 0, cols.count))).toEqual(Array.from(expected));
+        }
       }
     }
   });

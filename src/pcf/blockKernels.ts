@@ -4,8 +4,8 @@
  *
  * L1, L2 and the L2 inner product run through the WebAssembly row kernels (wasm/wasmRows.ts) when
  * the runtime has WebAssembly with SIMD: same rectangle walk and summation order as the JS pair
- * kernels, so the same results bit for bit, at about twice their speed per core (four pairs
- * merged at once; see wasm/rowCode.ts). Other exponents, and any
+ * kernels, so the same results bit for bit, at three to four times their speed per core (twelve
+ * pairs merged at once; see wasm/rowCode.ts). Other exponents, and any
  * block the wasm memory cap refuses, use integrateRow.
  */
 import type { TriangleSkipMode } from '../blocks/index.js';

@@ -2,13 +2,15 @@
  * The WebAssembly row kernels as a module: L1 distance, L2 distance and L2 inner product of one
  * PCF against a run of columns (function bodies in rowCode.ts).
  *
- * Memory layout the functions read (all addresses in bytes):
+ * Memory layout the functions read (addresses in bytes, records by index: record r at byte 16 r):
+ * - Bytes 0 .. SCRATCH_BYTES - 1 (rowCode.ts) are the functions' scratch; the rest is the caller's.
  * - A PCF's breakpoints as 16-byte records: record k holds (time k, value k - 1), so one step of the
- *   merge loads a time and the value of the rectangle ending there in one load. A PCF with
- *   breakpoints s .. e - 1 owns records s .. e and its pointer runs over records s + 1 .. e. Record
- *   e is its sentinel: time `upper` (the integration limit), value e - 1. Consecutive columns share
- *   their boundary record (a column never reads its first record).
- * - Column starts as u32 byte addresses of records: column c spans [offs[c], offs[c + 1]).
+ *   merge loads a time and the value of the rectangle ending there in one load. A PCF with n
+ *   breakpoints starting at record r owns records r .. r + n + SENTINELS - 1 and its pointer starts
+ *   at record r + 1 (record r is never read). Record r + n is its sentinel: time `upper` (the
+ *   integration limit), and the last value; the SENTINELS - 1 records after it are (upper, 0). A column's
+ *   last record is the next column's first.
+ * - Column starts as u32 record indices: column c starts at record offs[c].
  * - Results as f64, one per column.
  *
  * Times must be finite and >= 0 and at most `upper` (PCF validation guarantees it).
@@ -17,8 +19,9 @@ import { encodeModule } from './encoder.js';
 import { rowFunction } from './rowCode.js';
 
 /**
- * A row function: the row PCF's second record at `aFirst` (its first merge step) against the
- * `count` columns whose starts are at `offs`, results to `out`, integrating over [0, upper).
+ * A row function: the row PCF whose second record (its first merge step) is record `aFirst`
+ * against the `count` columns whose starts are at byte `offs`, results to byte `out`, integrating
+ * over [0, upper).
  */
 export type RowFunction = (aFirst: number, offs: number, count: number, out: number, upper: number) => void;
 

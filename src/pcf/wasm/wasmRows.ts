@@ -3,11 +3,12 @@
  * instance and its memory; it belongs to one thread (each MU core makes its own).
  *
  * Memory cannot wrap the set's SharedArrayBuffer, so {@link WasmRows.setColumns} copies a block's
- * column range into the instance once (as 16-byte records), and {@link WasmRows.row} copies the
- * row PCF in and the row's results out. Those copies are linear in breakpoints; the row walk is
+ * column range into the instance once (as 16-byte records, layout in rowModule.ts), and
+ * {@link WasmRows.row} copies the row PCF in and the row's results out. Those copies are linear in breakpoints; the row walk is
  * quadratic, so they cost about 1% of a block.
  */
 import type { PcfData } from '../pcfSet.js';
+import { SCRATCH_BYTES, SENTINELS } from './rowCode.js';
 import { instantiateRowKernels, type RowFunction, type RowInstance } from './rowModule.js';
 
 /** What a row integrates: 0 = L1 distance, 1 = L2 distance, 2 = L2 inner product. */
@@ -16,6 +17,8 @@ export type WasmRowOp = 0 | 1 | 2;
 const PAGE = 65536;
 /** Cap on one instance's memory, far inside wasm32's 4 GiB of unsigned addresses. */
 const MAX_BYTES = 2 ** 30;
+/** Record index of the first column record (after the kernels' scratch bytes). */
+const FIRST_RECORD = SCRATCH_BYTES + 15 >> 4;
 
 /** Whether this runtime can run the WebAssembly row kernels (false when instantiating fails). */
 export function wasmRowsAvailable(): boolean {
@@ -36,7 +39,7 @@ export class WasmRows {
   #colFirst = 0;
   #colCount = 0;
   #upper = 0;
-  #offsBase = 0; // byte address of the column starts
+  #offsBase = 0; // byte address of the column starts (record indices)
   #rowBase = 0; // byte address of the row records
   #rowRecords = 0; // capacity of the row area in records
   #outBase = 0; // byte address of the results
@@ -67,25 +70,32 @@ export class WasmRows {
     const { times, values, offsets } = cols;
     const base = offsets[colFirst]!;
     const n = offsets[colFirst + colCount]! - base;
-    if ((n + rowPoints + 2) * 16 + (colCount + 2) * 12 + 16 > MAX_BYTES) return false;
+    const records = FIRST_RECORD + 1 + n + colCount * (SENTINELS - 1);
+    if ((records + rowPoints + SENTINELS + 1) * 16 + (colCount + 2) * 12 + 16 > MAX_BYTES) return false;
     this.#colFirst = colFirst;
     this.#colCount = colCount;
     this.#upper = upper;
-    this.#offsBase = (n + 1) * 16;
+    this.#offsBase = records * 16;
     this.#rowBase = this.#offsBase + ((colCount + 2) * 4 + 15 & ~15);
-    this.#rowRecords = rowPoints + 1;
+    this.#rowRecords = rowPoints + SENTINELS;
     this.#outBase = this.#rowBase + this.#rowRecords * 16;
     this.#ensure(this.#outBase + colCount * 8);
     const f = this.#f64;
-    writeRecords(f, 0, times, values, base, n, upper);
     const u = this.#u32;
     const o = this.#offsBase >> 2;
-    for (let k = 0; k <= colCount; k++) {
-      const at = offsets[colFirst + k]! - base;
-      u[o + k] = at * 16;
-      // Each column's end record is its sentinel (the next column never reads that time).
-      if (k > 0) f[2 * at] = upper;
+    // Column k starts at record at; its last sentinel record is the next column's first record
+    // (which that column never reads).
+    let at = FIRST_RECORD;
+    f[2 * at] = 0;
+    f[2 * at + 1] = 0;
+    for (let k = 0; k < colCount; k++) {
+      const s = offsets[colFirst + k]!;
+      const len = offsets[colFirst + k + 1]! - s;
+      u[o + k] = at;
+      writeRecords(f, at, times, values, s, len, upper);
+      at += len + SENTINELS - 1;
     }
+    u[o + colCount] = at;
     return true;
   }
 
@@ -98,15 +108,15 @@ export class WasmRows {
   row(op: WasmRowOp, rows: PcfData, row: number, jFirst: number, jEnd: number, out: Float64Array | Float32Array, outOffset: number): boolean {
     const s = rows.offsets[row]!;
     const n = rows.offsets[row + 1]! - s;
-    if (n + 1 > this.#rowRecords) {
-      if (this.#rowBase + (n + 1) * 16 + this.#colCount * 8 > 2 * MAX_BYTES) return false;
-      this.#rowRecords = n + 1;
+    if (n + SENTINELS > this.#rowRecords) {
+      if (this.#rowBase + (n + SENTINELS) * 16 + this.#colCount * 8 > 2 * MAX_BYTES) return false;
+      this.#rowRecords = n + SENTINELS;
       this.#outBase = this.#rowBase + this.#rowRecords * 16;
       this.#ensure(this.#outBase + this.#colCount * 8);
     }
-    writeRecords(this.#f64, this.#rowBase >> 3, rows.times, rows.values, s, n, this.#upper);
+    writeRecords(this.#f64, this.#rowBase >> 4, rows.times, rows.values, s, n, this.#upper);
     const count = jEnd - jFirst;
-    this.#fns[op]!(this.#rowBase + 16, this.#offsBase + (jFirst - this.#colFirst) * 4, count, this.#outBase, this.#upper);
+    this.#fns[op]!((this.#rowBase >> 4) + 1, this.#offsBase + (jFirst - this.#colFirst) * 4, count, this.#outBase, this.#upper);
     const first = this.#outBase >> 3;
     out.set(this.#f64.subarray(first, first + count), outOffset);
     return true;
@@ -114,17 +124,22 @@ export class WasmRows {
 }
 
 /**
- * Writes breakpoints `base .. base + n - 1` as records 0 .. n at `f64[at..]`: record k = (time
- * base + k, value base + k - 1), with record 0's unused value zeroed and record n the sentinel
- * (upper, value base + n - 1).
+ * Writes breakpoints `base .. base + n - 1` as the records after record `at`: record at + k = (time
+ * base + k, value base + k - 1) for k = 1 .. n - 1, then the sentinel (upper, value base + n - 1)
+ * and SENTINELS - 1 more records (upper, 0). Record `at` itself (the PCF's first, never read) is
+ * left as it is.
  */
 function writeRecords(f64: Float64Array, at: number, times: ArrayLike<number>, values: ArrayLike<number>, base: number, n: number, upper: number): void {
-  f64[at] = times[base]!;
-  f64[at + 1] = 0;
+  let x = 2 * at;
   for (let k = 1; k < n; k++) {
-    f64[at + 2 * k] = times[base + k]!;
-    f64[at + 2 * k + 1] = values[base + k - 1]!;
+    f64[x + 2 * k] = times[base + k]!;
+    f64[x + 2 * k + 1] = values[base + k - 1]!;
   }
-  f64[at + 2 * n] = upper;
-  f64[at + 2 * n + 1] = values[base + n - 1]!;
+  x += 2 * n;
+  f64[x] = upper;
+  f64[x + 1] = values[base + n - 1]!;
+  for (let k = 1; k < SENTINELS; k++) {
+    f64[x + 2 * k] = upper;
+    f64[x + 2 * k + 1] = 0;
+  }
 }
