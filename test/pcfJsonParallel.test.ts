@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import type { Worker } from 'node:worker_threads';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputFormatError, PcfError } from '../src/core/errors.js';
 import { parsePcfJson, readPcfFile, readPcfJsonOnePass } from '../src/pcf/io.js';
@@ -153,7 +153,7 @@ describe('joining parts read at once', () => {
         if (parts === 'one pass' && note >= 0 && splits.some((s) => s > note)) return;
         expect(parts).toEqual(outcome(() => parsePcfJson(textOf(bytes), { dtype })));
       }),
-      { numRuns: 250 },
+      { numRuns: 200 },
     );
   });
 
@@ -171,7 +171,7 @@ describe('joining parts read at once', () => {
         if ((parts as { error?: string }).error !== undefined) seen.errors++;
         expect(parts).toEqual(outcome(() => parsePcfJson(textOf(bytes))));
       }),
-      { numRuns: 500 },
+      { numRuns: 400 },
     );
     // The parts, not the fallback, answered a good share, errors included.
     expect(seen.joined).toBeGreaterThan(seen.runs / 4);
@@ -278,6 +278,23 @@ describe('reading a JSON file of PCFs on several threads', () => {
       expect(set.count).toBe(count);
       expect(outcome(() => set)).toEqual(outcome(() => parsePcfJson(text)));
     }
+  });
+
+  it('reads a file of 64 MiB or more in parts by default, and a smaller one in one pass', async () => {
+    const path = join(dir, 'default.json');
+    const pcf = '[[0,1],[1,0]],';
+    const n = Math.ceil((64 << 20) / pcf.length);
+    await writeFile(path, `[${pcf.repeat(n - 1)}[[0,1],[2,0]]]`);
+    const set = await readPcfFile(path);
+    expect(set.count).toBe(n);
+    expect(set.offsets[n]).toBe(2 * n);
+    for (const k of [0, 1, Math.floor(n / 2), n - 2]) expect([set.times[2 * k], set.times[2 * k + 1], set.values[2 * k], set.values[2 * k + 1]]).toEqual([0, 1, 1, 0]);
+    expect([set.times[2 * n - 1], set.offsets[n - 1]]).toEqual([2, 2 * n - 2]);
+    if (availableParallelism() > 1) allEnded();
+    else expect(started).toHaveLength(0);
+    await writeFile(path, `[${pcf.repeat(1000)}[[0,1]]]`);
+    expect((await readPcfFile(path)).count).toBe(1001);
+    expect(started).toHaveLength(0);
   });
 
   it('rejects a file that ends before a part does, with every thread ended', async () => {
