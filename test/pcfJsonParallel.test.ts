@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { InputFormatError, PcfError } from '../src/core/errors.js';
 import { parsePcfJson, readPcfFile, readPcfJsonOnePass } from '../src/pcf/io.js';
 import { parseJsonPart } from '../src/pcf/jsonPart.js';
-import { joinJsonParts } from '../src/pcf/jsonPartsJoin.js';
+import { joinJsonParts, partsDecided } from '../src/pcf/jsonPartsJoin.js';
 import { readPcfJsonInParts } from '../src/pcf/jsonPartsRead.js';
 import { findPcfBoundary, pcfJsonForm, pcfJsonSplits } from '../src/pcf/jsonSplit.js';
 import type { PcfDtype } from '../src/pcf/pcf.js';
@@ -198,6 +198,24 @@ describe('joining parts read at once', () => {
     }
   });
 
+  it('knows the outcome before every part has answered once an answered part decides it', () => {
+    const text = '[[[0, 1]], [[0, 2]], [[0, x]], [[0, 4]]]';
+    const bytes = bytesOf(text);
+    const read = (a: number, b: number, i: number) => parseJsonPart(chunks(bytes, a, b, 4), a, i === 0 ? undefined : 'array', b === bytes.length, 'float64');
+    const [s1, s2, s3] = ['[[0, 2]]', '[[0, x]]', '[[0, 4]]'].map((pcf) => text.indexOf(pcf));
+    const good0 = read(0, s1!, 0);
+    const bad2 = read(s2!, s3!, 2);
+    expect(bad2.syntax?.reason).toBe("Unexpected token 'x', expected a value");
+    expect(partsDecided([good0, undefined, bad2, undefined], 'array')).toBe(false); // part 1 may hold an earlier error
+    const good1 = read(s1!, s2!, 1);
+    expect(partsDecided([good0, good1, bad2, undefined], 'array')).toBe(true);
+    expect(outcome(() => joinJsonParts([good0, good1, bad2, undefined], 'array', 'float64', false, undefined)!)).toEqual(outcome(() => parsePcfJson(textOf(bytes))));
+    const cutInside = read(0, 5, 0); // "[[[0," : not between PCFs
+    expect(partsDecided([cutInside, undefined], 'array')).toBe(true);
+    expect(joinJsonParts([cutInside, undefined], 'array', 'float64', false, undefined)).toBeUndefined();
+    expect(partsDecided([read(0, s1!, 0), undefined], 'array')).toBe(false);
+  });
+
   it('leaves to one pass a cut that did not hold and a later "pcfs" key', () => {
     const bytes = bytesOf('[[[0, 1]], [[0, 2]], [[0, 3]]]');
     expect(partsParse(bytes, [12], 'float64')).toBe('one pass'); // inside the second PCF
@@ -246,6 +264,11 @@ describe('reading a JSON file of PCFs on several threads', () => {
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toBe(`${path}: invalid JSON: Unexpected token ']', expected a digit${where(text, text.indexOf('-]') + 1)}`);
     expect(await readPcfJsonOnePass(path, 'float64', false).catch((err: unknown) => (err as Error).message)).toBe((error as Error).message);
+    // An error near the start: the first part decides, and the second is stopped.
+    await writeFile(path, `[[[0, 1]], [[0, 1e]], ${pcfs.join(',')}]`);
+    const early = await readPcfJsonInParts(path, 'float64', false, { minBytes: 0, parts: 2 }).catch((err: unknown) => err);
+    allEnded();
+    expect((early as Error).message).toBe(`${path}: invalid JSON: Unexpected token ']', expected a digit in the exponent at line 1 column 19 (byte 18)`);
     const invalid = [...pcfs];
     invalid[2999] = '[[2, 1]]';
     await writeFile(path, `[${invalid.join(',')}]`);

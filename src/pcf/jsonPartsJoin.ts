@@ -22,8 +22,9 @@ import { MAX_SET_BREAKPOINTS, type PcfSet } from './pcfSet.js';
 import { resumedSignature, type JsonPart } from './jsonPart.js';
 import { JsonSyntaxError, type JsonResumeForm } from './jsonScanner.js';
 
-function release(parts: readonly JsonPart[]): void {
+function release(parts: readonly (JsonPart | undefined)[]): void {
   for (const part of parts) {
+    if (part === undefined) continue;
     for (const column of [part.times, part.values, part.offsets]) for (const buffer of column.segments) buffer.resize(0);
   }
 }
@@ -50,15 +51,31 @@ function joinOffsets(parts: readonly JsonPart[], count: number, shared: boolean)
 }
 
 /**
+ * Whether the parts answered so far (`parts[i]` undefined while part i is being read) already
+ * decide the outcome: a syntax error or a cut that did not hold (or anything else that hands the
+ * file to one pass) after cuts that held. The parts still being read can then be stopped:
+ * {@link joinJsonParts} never looks past the deciding part.
+ */
+export function partsDecided(parts: readonly (JsonPart | undefined)[], form: JsonResumeForm): boolean {
+  const expected = resumedSignature(form);
+  for (const [i, part] of parts.entries()) {
+    if (part === undefined) return false;
+    if (part.syntax !== undefined || (i < parts.length - 1 && part.signature !== expected)) return true;
+    if ((i > 0 && part.resets > 0) || part.needsWholeRead) return true;
+  }
+  return false;
+}
+
+/**
  * Joins `parts` (in document order, the first read from the document's start, the others resumed
  * in `form`) into the set a one-pass read of the document gives, or undefined where only such a
- * read can tell.
+ * read can tell. A part still undefined (stopped once {@link partsDecided}) is never reached.
  *
  * @throws InputFormatError naming `file`, with the one-pass read's message: the first syntax error
  *   at its line, column and byte; the first malformed PCF; the first invalid PCF (its PcfError as
  *   the cause).
  */
-export function joinJsonParts(parts: readonly JsonPart[], form: JsonResumeForm, dtype: PcfDtype, shared: boolean, file: string | undefined): PcfSet | undefined {
+export function joinJsonParts(parts: readonly (JsonPart | undefined)[], form: JsonResumeForm, dtype: PcfDtype, shared: boolean, file: string | undefined): PcfSet | undefined {
   const expected = resumedSignature(form);
   const fail = (message: string, cause?: unknown): never => {
     release(parts);
@@ -74,6 +91,7 @@ export function joinJsonParts(parts: readonly JsonPart[], form: JsonResumeForm, 
   let count = 0;
   let total = 0;
   for (const [i, part] of parts.entries()) {
+    if (part === undefined) return giveUp();
     const syntax = part.syntax;
     if (syntax !== undefined) {
       // A line start at the part's own start means no newline came before the error in this part.
@@ -89,21 +107,22 @@ export function joinJsonParts(parts: readonly JsonPart[], form: JsonResumeForm, 
     total += part.total;
   }
   if (total > MAX_SET_BREAKPOINTS) return giveUp();
+  const done = parts as readonly JsonPart[]; // every part answered: none was undefined above
   let before = 0;
-  for (const part of parts) {
+  for (const part of done) {
     if (part.structure !== undefined) fail(`PCF ${before + part.structure.pcf}${part.structure.rest}`);
     before += part.count;
   }
   before = 0;
-  for (const part of parts) {
+  for (const part of done) {
     if (part.invalid !== undefined) {
       const err = new PcfError(before + part.invalid.pcf, part.invalid.reason);
       fail(err.message, err);
     }
     before += part.count;
   }
-  const times = joinColumns(dtype, parts.map((p) => p.times), shared) as PcfArray;
-  const values = joinColumns(dtype, parts.map((p) => p.values), shared) as PcfArray;
-  const offsets = joinOffsets(parts, count, shared);
+  const times = joinColumns(dtype, done.map((p) => p.times), shared) as PcfArray;
+  const values = joinColumns(dtype, done.map((p) => p.values), shared) as PcfArray;
+  const offsets = joinOffsets(done, count, shared);
   return { dtype, count, shape: Object.freeze([count]), times, values, offsets };
 }

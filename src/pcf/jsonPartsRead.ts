@@ -15,7 +15,7 @@ import { availableCores } from '../platform/machine.js';
 import { startThread, threadEntry } from '../platform/thread.js';
 import type { JsonPart } from './jsonPart.js';
 import type { JsonPartAnswer, JsonPartTask } from './jsonPartThread.js';
-import { joinJsonParts } from './jsonPartsJoin.js';
+import { joinJsonParts, partsDecided } from './jsonPartsJoin.js';
 import type { JsonResumeForm } from './jsonScanner.js';
 import { pcfJsonForm, pcfJsonSplits } from './jsonSplit.js';
 import type { PcfDtype } from './pcf.js';
@@ -64,8 +64,12 @@ function readPart(thread: Worker, path: string): Promise<JsonPart> {
   });
 }
 
-/** The parts' results, in order; every thread has ended when this settles. */
-async function readParts(path: string, bounds: readonly number[], form: JsonResumeForm, dtype: PcfDtype): Promise<JsonPart[]> {
+/**
+ * The parts' results, in order, once all have answered or those answered decide the outcome
+ * (`partsDecided`: the others are stopped and stay undefined); every thread has ended when this
+ * settles.
+ */
+async function readParts(path: string, bounds: readonly number[], form: JsonResumeForm, dtype: PcfDtype): Promise<(JsonPart | undefined)[]> {
   const threads: Worker[] = [];
   const ended: Promise<unknown>[] = [];
   try {
@@ -75,7 +79,17 @@ async function readParts(path: string, bounds: readonly number[], form: JsonResu
       threads.push(thread);
       ended.push(new Promise((resolve) => thread.once('exit', resolve)));
     }
-    return await Promise.all(threads.map((thread) => readPart(thread, path)));
+    const answers: (JsonPart | undefined)[] = threads.map(() => undefined);
+    return await new Promise((resolve, reject) => {
+      let left = threads.length;
+      for (const [i, thread] of threads.entries()) {
+        readPart(thread, path).then((part) => {
+          answers[i] = part;
+          left--;
+          if (left === 0 || partsDecided(answers, form)) resolve(answers.slice());
+        }, reject);
+      }
+    });
   } finally {
     // After a failure the others may still be reading: stop them, and wait for every thread to end.
     for (const thread of threads) void thread.terminate();
