@@ -42,9 +42,9 @@ import { Code, F64, I32, I64, Op, Simd, V128, type FunctionDef } from './encoder
 export type Integrand = 'absDiff' | 'sqDiff' | 'product';
 
 /**
- * Groups of two lanes merged at once. Measured (row kernel alone, cycles per merge step): 2 groups
- * 3.7, 4 groups 2.6, 5 groups 2.35, 6 to 8 groups 2.1-2.2; six keeps the lanes left over at a
- * row's end few.
+ * Groups of two lanes merged at once. Measured (row kernel alone, cycles per merge step, each
+ * alternating with six groups in one process): 2 groups 4.6, 3 groups 3.4, 4 groups 2.85, 6 and 8
+ * groups 2.3; six keeps the lanes left over at a row's end fewer than eight would.
  */
 const GROUPS = 6;
 /**
@@ -54,17 +54,17 @@ const GROUPS = 6;
  */
 const SCALAR_LANES = 2;
 /**
- * Merge steps per check of the lanes' times (5% fewer cycles than a check per step). Every PCF ends
- * in as many sentinel records, the ones after the first (upper, 0), so a pair done in an earlier
- * step of the iteration steps on over them and adds (upper - upper) * op(f, 0) = +0 (a sum is never
- * -0), leaving its sum as it was. The one exception: L2 of a PCF with a breakpoint at `upper` itself
- * and a last value over 1e154 in magnitude, where op(f, 0) overflows and the sum becomes NaN; the
- * block kernel recomputes such rows in JS (l2RowInRange), as the JS kernel itself falls back to its
- * scaled walk there.
+ * Merge steps per check of the lanes' times (3 to 5% fewer cycles than a check per step). Every
+ * PCF ends in as many sentinel records, the ones after the first being (upper, 0), so a pair done
+ * in an earlier step of the iteration steps on over them and adds (upper - upper) * op(0, 0) = +0
+ * (a sum is never -0), leaving its sum as it was. One exception: where a PCF has a breakpoint at
+ * `upper` itself, the other PCF's extra record meets this one's sentinel, and op(f, 0) for L2
+ * overflows once |f| > 1e154, making the sum NaN; the block kernel then recomputes that row with
+ * the JS kernels (l2RowInRange), so pdist's results are still theirs.
  */
 const UNROLL = 2;
 
-/** Bytes of a group's scratch slot: its pointers to records of a, to records of b, and its sums (16 bytes each). */
+/** Bytes of a group's scratch slot: pointers into a, pointers into b, sums (16 bytes each). */
 const SLOT = 48;
 /** Byte address of the parking record (time NaN): a lane pointing there on both sides never moves. */
 const PARK = SLOT * GROUPS + 15 & ~15;
@@ -86,9 +86,9 @@ const ABS_MASK = [255, 255, 255, 255, 255, 255, 255, 127, 255, 255, 255, 255, 25
 /** Locals of the scalar step: pointers (bytes), time and sum of one pair. */
 interface Scalar { readonly pa: number; readonly pb: number; readonly t: number; readonly sum: number; readonly tn: number; readonly ia: number; readonly ib: number; readonly ai: number; readonly d: number }
 /**
- * A group's v128 locals (time; sum where SUMREG) and output addresses; its scratch slot holds two
- * i64 lanes of record indices (low 32 bits) for a at `slot`, for b at `slot + 16`, and the two
- * lanes' sums at `slot + 32`.
+ * A group's time (a v128 local) and output addresses; its scratch slot holds two i64 lanes of
+ * record indices (low 32 bits) for a at `slot`, for b at `slot + 16`, and the two lanes' sums at
+ * `slot + 32`.
  */
 interface Group { readonly t: number; readonly out: readonly [number, number]; readonly slot: number }
 
