@@ -193,7 +193,11 @@ export class NpyFileSink implements ResultWriter {
       this.#journal = await BlockJournal.create(this.#paths.journal, header);
     }
     const half = Math.floor(this.#options.queueBytes / 2);
-    const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, half);
+    // Tiles save the kernel a little per byte written (writeTiles.ts), which matters for results of
+    // gigabytes; for a small result their staging would only add to the peak memory, so it is
+    // held to an eighth of the file.
+    const tileBudget = Math.min(half, Math.floor(layout.bytes / 8));
+    const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, tileBudget);
     const blockElements = todo.reduce((m, b) => Math.max(m, b.rowCount * b.colCount), 0);
     const slotBytes = Math.max(1, blockElements * layout.elementBytes);
     this.#writer = FileWriter.start({
