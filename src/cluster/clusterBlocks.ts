@@ -1,12 +1,15 @@
 /**
  * `runBlocksOnCluster`: the blocks of a kernel module's BlockOp computed by `pxl worker` processes
- * that allow the module, gathered into a dense matrix. The cluster side of user operations, as the
- * `cluster` option is for pdist, cdist and l2Kernel.
+ * that allow the module, gathered into a dense matrix, or streamed into a `.npy` file (resumable)
+ * as pdist's `out` is. The cluster side of user operations, as the `cluster` option is for pdist,
+ * cdist and l2Kernel.
  */
-import { BlockScheduler, DenseTensor, DenseWriter, type BlockProgress, type FloatDType } from '../blocks/index.js';
-import { OptionError } from '../core/errors.js';
-import { checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
+import { resolve } from 'node:path';
+import { BlockScheduler, DenseTensor, DenseWriter, hashParts, NpyFileSink, npyFileLayout, type BlockProgress, type FloatDType } from '../blocks/index.js';
+import { CancelledError, OptionError } from '../core/errors.js';
+import { checkBoolean, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import type { ClusterOptions } from '../pcf/clusterHook.js';
+import { computeToFile, DEFAULT_MEMORY, type ResultFile } from '../pcf/resultFile.js';
 import { runModuleCoordinator } from './coordinator.js';
 
 /** Options of {@link runBlocksOnCluster}. */
@@ -27,9 +30,22 @@ export interface ClusterBlocksOptions {
   readonly cluster: ClusterOptions;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: BlockProgress) => void;
+  /**
+   * Streams the matrix into this `.npy` file (C order, `nRows x nCols`) instead of returning it,
+   * block by block at final offsets, as pdist's `out` does; the call then resolves to a
+   * {@link ResultFile}. A cancelled or failed call removes its partial file.
+   */
+  readonly out?: string;
+  /**
+   * With `out`: continue the partial file and journal a killed coordinator left for the same
+   * module, export, params, sizes and file, computing only the blocks the journal lacks. Default false.
+   */
+  readonly resume?: boolean;
+  /** With `out`: bytes of blocks in flight to disk. Default 512 MiB. */
+  readonly memory?: number;
 }
 
-const KEYS = ['module', 'export', 'params', 'nRows', 'nCols', 'dtype', 'blockSide', 'cluster', 'signal', 'onProgress'] as const;
+const KEYS = ['module', 'export', 'params', 'nRows', 'nCols', 'dtype', 'blockSide', 'cluster', 'signal', 'onProgress', 'out', 'resume', 'memory'] as const;
 
 /**
  * Computes every block of the `nRows x nCols` matrix of a kernel module's BlockOp on the workers
@@ -44,7 +60,9 @@ const KEYS = ['module', 'export', 'params', 'nRows', 'nCols', 'dtype', 'blockSid
  * @throws (rejects) OptionError for bad options; what the coordinator of the `cluster` option
  *   throws (DeviceUnavailableError, UnsupportedError with a worker's reason, CancelledError).
  */
-export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor> {
+export function runBlocksOnCluster(options: ClusterBlocksOptions & { readonly out: string }): Promise<ResultFile>;
+export function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor>;
+export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor | ResultFile> {
   const o = checkOptionsObject('runBlocksOnCluster options', options, KEYS);
   if (typeof o.module !== 'string' || o.module.trim() === '') throw new OptionError(`module must name a kernel module (a package name or a path), got ${describe(o.module)}`);
   const name = o.export ?? 'default';
@@ -63,13 +81,41 @@ export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise
   const n = Math.max(nRows, nCols);
   const side = o.blockSide === undefined ? Math.min(n, 1023, Math.max(64, Math.ceil(n / 8))) : checkInteger('blockSide', o.blockSide, 1, 65536);
   if (o.cluster === undefined) throw new OptionError('runBlocksOnCluster needs cluster: { nats: URL }');
+  const op = { name: 'module', module: o.module.trim(), export: name, params, dtype } as const;
+  const target = { fnName: 'runBlocksOnCluster', skip: 'none', dtype, cluster: o.cluster, signal: o.signal, onProgress: o.onProgress } as const;
+  if (o.out !== undefined) return toFile(o, op, nRows, nCols, side, target);
+  if (o.resume !== undefined || o.memory !== undefined) throw new OptionError(`${o.resume !== undefined ? 'resume' : 'memory'} goes with out (a .npy file to stream the matrix into)`);
   const scheduler = new BlockScheduler({ nRows, nCols, mode: 'full', maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
   const result = new DenseTensor([nRows, nCols], dtype);
-  await runModuleCoordinator(
-    { fnName: 'runBlocksOnCluster', skip: 'none', dtype, writer: new DenseWriter(result, nCols), sink: undefined, cluster: o.cluster, signal: o.signal, onProgress: o.onProgress },
-    { name: 'module', module: o.module.trim(), export: name, params, dtype },
-    scheduler,
-    side,
-  );
+  await runModuleCoordinator({ ...target, writer: new DenseWriter(result, nCols), sink: undefined }, op, scheduler, side);
   return result;
+}
+
+/** The `out` path: the blocks streamed into a `.npy` file through the sink pdist's `out` uses. */
+async function toFile(
+  o: ClusterBlocksOptions,
+  op: { readonly name: 'module'; readonly module: string; readonly export: string; readonly params: unknown; readonly dtype: FloatDType },
+  nRows: number,
+  nCols: number,
+  side: number,
+  target: { readonly fnName: string; readonly skip: 'none'; readonly dtype: FloatDType; readonly cluster: ClusterOptions; readonly signal: AbortSignal | undefined; readonly onProgress: ((progress: BlockProgress) => void) | undefined },
+): Promise<ResultFile> {
+  const out = o.out!;
+  if (typeof out !== 'string' || !out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got ${describe(out)}`);
+  const resume = o.resume === undefined ? false : checkBoolean('resume', o.resume);
+  const memory = o.memory === undefined ? DEFAULT_MEMORY : checkInteger('memory', o.memory, 1 << 20, Number.MAX_SAFE_INTEGER);
+  if (o.signal?.aborted === true) throw new CancelledError('runBlocksOnCluster was cancelled before it started', { cause: o.signal.reason });
+  const layout = npyFileLayout('dense', op.dtype, nRows, nCols, [nRows, nCols]);
+  const sink = await NpyFileSink.open({
+    target: resolve(out),
+    layout,
+    // What the file holds is named by the operation alone: it has no input sets to hash.
+    identity: { inputs: await hashParts([JSON.stringify([op.module, op.export, op.params])]), options: `runBlocksOnCluster ${op.export} of ${op.module}, ${op.dtype}, ${nRows} x ${nCols}, blocks of side ${side}` },
+    resume,
+    queueBytes: Math.floor(memory / 2),
+    what: `the ${nRows} x ${nCols} ${op.dtype} result of ${op.export} of ${op.module}`,
+    waysOut: [...(op.dtype === 'float64' ? [{ how: "dtype: 'float32'", bytes: layout.bytes / 2 }] : []), { how: 'out naming a file on a disk with more free space' }],
+  });
+  const scheduler = new BlockScheduler({ nRows, nCols, mode: 'full', maxOutputElements: side * side, nSplitsHint: 1, minBlockSide: side });
+  return computeToFile(sink, out, () => runModuleCoordinator({ ...target, writer: sink, sink }, op, scheduler, side));
 }

@@ -166,7 +166,12 @@ export async function runCoordinator(req: ClusterRequest): Promise<void> {
  * {@link runCoordinator}, without inputs in the Object Store (the op gets its parameters only).
  */
 export async function runModuleCoordinator(target: RunTarget, op: ModuleItemOp, scheduler: BlockScheduler, side: number): Promise<void> {
-  return coordinate(target, async () => ({ op, rows: '', cols: '', scheduler, side, runId: randomBytes(8).toString('hex') }));
+  // Into a file, the run's id is a hash of what is computed and where, as for the built-in
+  // operations, so a resumed coordinator takes over the streams a killed one left.
+  const runId = target.sink === undefined
+    ? randomBytes(8).toString('hex')
+    : createHash('sha256').update(JSON.stringify([op, scheduler.nRows, scheduler.nCols, side, resolve(target.sink.paths.temp, '..'), target.sink.layout.bytes])).digest('hex').slice(0, 16);
+  return coordinate(target, async () => ({ op, rows: '', cols: '', scheduler, side, runId }));
 }
 
 async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, maxPayload: number) => Promise<RunPlan>): Promise<void> {

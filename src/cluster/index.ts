@@ -4,6 +4,7 @@
  */
 import './register.js';
 import type { DenseTensor } from '../blocks/index.js';
+import type { ResultFile } from '../pcf/resultFile.js';
 import type { ClusterBlocksOptions } from './clusterBlocks.js';
 import type { WorkerOptions } from './worker.js';
 
@@ -29,10 +30,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
 
 /**
  * Computes the blocks of a kernel module's BlockOp on the workers that allow the module (see
- * docs/cluster.md and {@link ClusterOpFactory}); resolves to the dense `nRows x nCols` result.
+ * docs/cluster.md and {@link ClusterOpFactory}); resolves to the dense `nRows x nCols` result, or
+ * with `out` to a {@link ResultFile} describing the `.npy` file the blocks were streamed into
+ * (resumable with `resume` after the coordinator was killed).
  * @throws (rejects) as runBlocksOnCluster in clusterBlocks.ts.
  */
-export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor> {
+export function runBlocksOnCluster(options: ClusterBlocksOptions & { readonly out: string }): Promise<ResultFile>;
+export function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor>;
+export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise<DenseTensor | ResultFile> {
   const blocks = await import('./clusterBlocks.js');
   return blocks.runBlocksOnCluster(options);
 }
