@@ -1,10 +1,13 @@
 /**
  * packedRows.ts: a result block packed by a worker and unpacked by the coordinator is the block,
  * with zeros where the kernel computes nothing, and travels as exactly the pairs it computes.
+ * Those bytes are little-endian: a big-endian machine refuses to join a cluster.
  */
 import { describe, expect, it } from 'vitest';
 import { pairsInBlock, type BlockInfo, type TriangleSkipMode } from '../src/blocks/index.js';
 import { packedLength, packRows, unpackRows } from '../src/cluster/packedRows.js';
+import { checkByteOrder } from '../src/cluster/protocol.js';
+import { UnsupportedError } from '../src/core/errors.js';
 
 /** A block as a kernel in `skip` leaves it: value i * 1000 + j + 1 where it computes the pair, else 0. */
 function computed(skip: TriangleSkipMode, b: BlockInfo): Float64Array {
@@ -51,5 +54,14 @@ describe('packed result rows', () => {
     const travel = computed('lowerTriangleSkipDiag', b);
     expect(packRows(travel, 'lowerTriangleSkipDiag', b)).toBe(3);
     expect(Array.from(travel.subarray(0, 3))).toEqual([1001, 2001, 2002]);
+  });
+});
+
+describe('byte order', () => {
+  it('lets a little-endian machine join and refuses a big-endian one, saying why', () => {
+    expect(() => checkByteOrder('LE')).not.toThrow();
+    expect(() => checkByteOrder()).not.toThrow();
+    expect(() => checkByteOrder('BE')).toThrow(UnsupportedError);
+    expect(() => checkByteOrder('BE')).toThrow(/big-endian; pxl coordinators and workers exchange little-endian bytes/);
   });
 });

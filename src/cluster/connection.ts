@@ -8,6 +8,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { checkInteger, checkNumber, checkOptionsObject, describe } from '../core/validate.js';
 import type { ClusterOptions } from '../pcf/clusterHook.js';
+import { checkByteOrder } from './protocol.js';
 
 /** The connection options of {@link ClusterOptions}, shared with `pxl worker`. */
 export type ConnectOptions = Pick<ClusterOptions, 'nats' | 'credsFile' | 'user' | 'pass' | 'token' | 'tls' | 'connectTimeout'>;
@@ -75,6 +76,7 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
  *   unknown host, timeout) or the server refuses the credentials.
  */
 export async function connectCluster(options: ConnectOptions, name: string): Promise<NatsConnection> {
+  checkByteOrder();
   const servers = serverList(options.nats);
   const timeoutS = options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_S;
   let authenticator;

@@ -19,11 +19,23 @@
  * Inputs live in the object store `pxl_inputs`, named by a hash of their bytes, shared by runs:
  * written once, read once per worker and run.
  */
+import { endianness } from 'node:os';
 import { UnsupportedError } from '../core/errors.js';
 import { BLOCK_MODES, FLOAT_DTYPES, TRIANGLE_SKIP_MODES, type BlockMode, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
 
 /** Version of the item format; a worker refuses items of another version with a reason. */
 export const PROTOCOL_VERSION = 3;
+
+/**
+ * Inputs and results travel as the raw bytes of typed arrays, which are in the machine's byte
+ * order: little-endian wherever the coordinator and workers are expected to run. A process on a
+ * big-endian machine (s390x, big-endian POWER) refuses to join instead of exchanging bytes that
+ * the others would read as other numbers.
+ * @throws UnsupportedError on a big-endian machine.
+ */
+export function checkByteOrder(order: 'LE' | 'BE' = endianness()): void {
+  if (order !== 'LE') throw new UnsupportedError('this machine is big-endian; pxl coordinators and workers exchange little-endian bytes, so run this process on a little-endian machine (x86-64, ARM64, little-endian POWER)');
+}
 
 /** Names of a run's streams, subjects, consumers and result bucket. */
 export interface RunNames {
