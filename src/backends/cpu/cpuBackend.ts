@@ -1,7 +1,8 @@
 import type { ResourceLimits, Worker } from 'node:worker_threads';
-import { ModuleLoadError, OutOfMemoryError, StateError, invariant, type PxlError } from '../../core/errors.js';
+import { ModuleLoadError, StateError, type PxlError } from '../../core/errors.js';
 import { totalCores, type Topology } from '../../core/topology.js';
 import type { Backend, BatchRecord, KernelInfo, LaunchArg, LaunchHandle, LaunchRequest, ModuleInfo } from '../backend.js';
+import { HostMemory } from '../hostMemory.js';
 import { CorePool } from './corePool.js';
 import { Dispatcher } from './dispatcher.js';
 import * as L from './layout.js';
@@ -33,16 +34,15 @@ export class CpuBackend implements Backend {
   readonly memorySize: number;
   readonly #pool: CorePool;
   readonly #dispatcher: Dispatcher;
-  readonly #buffers = new Map<number, SharedArrayBuffer>();
+  readonly #memory: HostMemory;
   readonly #pending = new Map<number, PendingModule>();
-  #allocated = 0;
   #trace: { ring: Float64Array; capacity: number; drained: number[] } | undefined;
-  #nextBuffer = 1;
   #nextModule = 1;
 
   private constructor(options: CpuBackendOptions) {
     this.topology = options.topology;
     this.memorySize = options.memorySize;
+    this.#memory = new HostMemory(options.memorySize, (bytes) => new SharedArrayBuffer(bytes));
     const args = new SharedArrayBuffer(L.LAUNCH_SLOTS * L.ARGS_CAPACITY);
     this.#pool = new CorePool(totalCores(options.topology), args, {
       onMessage: (core, msg) => {
@@ -83,38 +83,30 @@ export class CpuBackend implements Backend {
   }
 
   get allocatedBytes(): number {
-    return this.#allocated;
+    return this.#memory.allocatedBytes;
   }
 
   allocate(bytes: number): number {
-    const available = this.memorySize - this.#allocated;
-    if (bytes > available) throw new OutOfMemoryError(bytes, available);
-    const id = this.#nextBuffer++;
-    const sab = new SharedArrayBuffer(bytes);
-    this.#buffers.set(id, sab);
-    this.#allocated += bytes;
-    this.#pool.broadcast({ type: 'buffer', id, sab });
+    const { id, buffer } = this.#memory.allocate(bytes);
+    this.#pool.broadcast({ type: 'buffer', id, sab: buffer });
     return id;
   }
 
   free(buffer: number): void {
-    const sab = this.#buffers.get(buffer);
-    invariant(sab !== undefined, `free of unknown buffer ${buffer}`);
-    this.#buffers.delete(buffer);
-    this.#allocated -= sab.byteLength;
+    this.#memory.free(buffer);
     this.#pool.broadcast({ type: 'free', id: buffer });
   }
 
   async write(buffer: number, byteOffset: number, src: Uint8Array): Promise<void> {
-    new Uint8Array(this.#sab(buffer), byteOffset, src.byteLength).set(src);
+    this.#memory.write(buffer, byteOffset, src);
   }
 
   async read(buffer: number, byteOffset: number, dst: Uint8Array): Promise<void> {
-    dst.set(new Uint8Array(this.#sab(buffer), byteOffset, dst.byteLength));
+    this.#memory.read(buffer, byteOffset, dst);
   }
 
   hostBuffer(buffer: number): SharedArrayBuffer | undefined {
-    return this.#buffers.get(buffer);
+    return this.#memory.buffers.get(buffer);
   }
 
   loadModule(url: string): Promise<ModuleInfo> {
@@ -214,13 +206,7 @@ export class CpuBackend implements Backend {
       pending.fatal = closed;
       pending.settle();
     }
-    this.#buffers.clear();
-  }
-
-  #sab(buffer: number): SharedArrayBuffer {
-    const sab = this.#buffers.get(buffer);
-    invariant(sab !== undefined, `unknown buffer ${buffer}`);
-    return sab;
+    this.#memory.clear();
   }
 
   #moduleAnswer(core: number, id: number, kernels: KernelInfo[] | undefined, error: string | undefined): void {

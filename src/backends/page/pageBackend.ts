@@ -18,11 +18,12 @@
  * Device memory is plain ArrayBuffers, typed as the SharedArrayBuffers the Backend interface names:
  * every reader only makes typed-array views of them, which work over either.
  */
-import { KernelError, ModuleLoadError, OutOfMemoryError, StateError, invariant, type PxlError } from '../../core/errors.js';
+import { KernelError, ModuleLoadError, StateError, invariant, type PxlError } from '../../core/errors.js';
 import type { Topology } from '../../core/topology.js';
 import type { KernelDefinition } from '../../mu/kernel.js';
 import { muState } from '../../mu/state.js';
 import type { Backend, BatchRecord, LaunchArg, LaunchHandle, LaunchOutcome, LaunchRequest, ModuleInfo } from '../backend.js';
+import { HostMemory } from '../hostMemory.js';
 import { decodeArgs, encodeArgs } from '../cpu/argsCodec.js';
 import { bindKernel, type BatchRunner } from '../cpu/binding.js';
 import { moduleKernels } from '../cpu/moduleKernels.js';
@@ -69,11 +70,9 @@ export class PageBackend implements Backend {
   readonly name = 'cpu';
   readonly topology: Topology;
   readonly memorySize: number;
-  readonly #buffers = new Map<number, SharedArrayBuffer>();
+  readonly #memory: HostMemory;
   readonly #modules = new Map<number, KernelDefinition[]>();
   readonly #flights = new WeakMap<LaunchHandle, Flight>();
-  #allocated = 0;
-  #nextBuffer = 1;
   #nextModule = 1;
   #closed: PxlError | undefined;
   #trace: BatchRecord[] | undefined;
@@ -83,6 +82,7 @@ export class PageBackend implements Backend {
   constructor(options: PageBackendOptions) {
     this.topology = options.topology;
     this.memorySize = options.memorySize;
+    this.#memory = new HostMemory(options.memorySize, (bytes) => new ArrayBuffer(bytes) as unknown as SharedArrayBuffer);
     const advice = isolationAdvice();
     if (advice !== undefined && !warned) {
       warned = true;
@@ -91,35 +91,27 @@ export class PageBackend implements Backend {
   }
 
   get allocatedBytes(): number {
-    return this.#allocated;
+    return this.#memory.allocatedBytes;
   }
 
   allocate(bytes: number): number {
-    const available = this.memorySize - this.#allocated;
-    if (bytes > available) throw new OutOfMemoryError(bytes, available);
-    const id = this.#nextBuffer++;
-    this.#buffers.set(id, new ArrayBuffer(bytes) as unknown as SharedArrayBuffer);
-    this.#allocated += bytes;
-    return id;
+    return this.#memory.allocate(bytes).id;
   }
 
   free(buffer: number): void {
-    const b = this.#buffers.get(buffer);
-    invariant(b !== undefined, `free of unknown buffer ${buffer}`);
-    this.#buffers.delete(buffer);
-    this.#allocated -= b.byteLength;
+    this.#memory.free(buffer);
   }
 
   async write(buffer: number, byteOffset: number, src: Uint8Array): Promise<void> {
-    new Uint8Array(this.#buffer(buffer), byteOffset, src.byteLength).set(src);
+    this.#memory.write(buffer, byteOffset, src);
   }
 
   async read(buffer: number, byteOffset: number, dst: Uint8Array): Promise<void> {
-    dst.set(new Uint8Array(this.#buffer(buffer), byteOffset, dst.byteLength));
+    this.#memory.read(buffer, byteOffset, dst);
   }
 
   hostBuffer(buffer: number): SharedArrayBuffer | undefined {
-    return this.#buffers.get(buffer);
+    return this.#memory.buffers.get(buffer);
   }
 
   async loadModule(url: string): Promise<ModuleInfo> {
@@ -174,7 +166,7 @@ export class PageBackend implements Backend {
 
   async destroy(error?: PxlError): Promise<void> {
     this.#closed = error ?? new StateError('the Context was destroyed while this launch was in flight');
-    this.#buffers.clear();
+    this.#memory.clear();
     this.#modules.clear();
   }
 
@@ -222,12 +214,6 @@ export class PageBackend implements Backend {
     const kernel = this.#modules.get(request.module)?.[request.kernel];
     invariant(kernel !== undefined, `kernel ${request.kernel} of module ${request.module} is not loaded`);
     muState.taskCount = request.taskCount;
-    return bindKernel(kernel, decodeArgs(encodeArgs(request.args)), this.#buffers);
-  }
-
-  #buffer(buffer: number): SharedArrayBuffer {
-    const b = this.#buffers.get(buffer);
-    invariant(b !== undefined, `unknown buffer ${buffer}`);
-    return b;
+    return bindKernel(kernel, decodeArgs(encodeArgs(request.args)), this.#memory.buffers);
   }
 }
