@@ -4,28 +4,25 @@
  * heatmap, hover, download and cancel; the page served without isolation still computes and warns.
  * Results are compared with Node's pdist / l2Kernel on the same PCFs, byte for byte.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
 import { destroyDefaultContext, encodeNpy, l2Kernel, pdist, randomPcfs } from '../src/index.js';
-import { chromiumMissing, launchChromium, serveStatic } from './helpers/chromium.js';
-import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
+import { chromiumMissing, serveStatic } from './helpers/chromium.js';
+import { DIST, startWebPage, type WebPage } from './helpers/webPage.js';
+import { startPxl } from './helpers/pxlProcess.js';
 
-const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 const missing = chromiumMissing();
 // Under CI a missing browser fails (beforeAll throws); elsewhere the file skips with the reason.
 const skip = missing !== undefined && process.env.CI !== 'true';
 if (skip) console.warn(`webPage tests skipped: ${missing}`);
 
+let web: WebPage | undefined;
 let browser: Browser;
-let server: PxlProcess;
 let url: string;
 let scratch: string;
 
@@ -94,21 +91,13 @@ async function canvasFigures(page: Page, id: string, colours: readonly string[] 
 // A browser shares the machine with the rest of the suite: generous limits, not speed checks.
 describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () => {
   beforeAll(async () => {
-    if (missing !== undefined) throw new Error(missing);
-    for (const file of ['web/index.html', 'web/app.js', 'browser/pxl.js']) {
-      if (!existsSync(join(DIST, file))) throw new Error(`dist/${file} is missing: run npm run build`);
-    }
-    scratch = await mkdtemp(join(tmpdir(), 'pxl-webpage-'));
-    server = startPxl(['web', '--port', '0']);
-    url = /(http:\/\/\S+\/)/.exec(await server.line(/serving the page at/))![1]!;
-    browser = await launchChromium();
+    web = await startWebPage({ scratchPrefix: 'pxl-webpage-' });
+    ({ browser, url, scratch } = web);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.kill();
+    await web?.close();
     await destroyDefaultContext();
-    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   });
 
   it('is served with both isolation headers and reports its capabilities consistently', async () => {

@@ -5,19 +5,15 @@
  * entries agree to float32 accumulation error (the reference and tolerance of
  * test/webgpuPcf.test.ts: 5e-6 of the largest entry). One browser for the file.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNpy, destroyDefaultContext, l2Kernel, pdist, randomPcfs } from '../src/index.js';
-import { chromiumMissing, launchChromium } from './helpers/chromium.js';
+import { chromiumMissing } from './helpers/chromium.js';
 import { expectAllClose } from './helpers/closeTo.js';
-import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
+import { startWebPage, type WebPage } from './helpers/webPage.js';
 
-const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 const missing = chromiumMissing();
 // Under CI a missing browser (or adapter) fails; elsewhere the file skips with the reason.
 const underCi = process.env.CI === 'true';
@@ -26,27 +22,19 @@ if (skip) console.warn(`webPageGpu tests skipped: ${missing}`);
 
 // A browser shares the machine with the rest of the suite: generous limits, not speed checks.
 describe.skipIf(skip)('the pxl web page on the GPU', { timeout: 90_000 }, () => {
+  let web: WebPage | undefined;
   let browser: Browser;
-  let server: PxlProcess;
   let url: string;
   let scratch: string;
 
   beforeAll(async () => {
-    if (missing !== undefined) throw new Error(missing);
-    for (const file of ['web/index.html', 'web/app.js', 'browser/pxl.js']) {
-      if (!existsSync(join(DIST, file))) throw new Error(`dist/${file} is missing: run npm run build`);
-    }
-    scratch = await mkdtemp(join(tmpdir(), 'pxl-webgpu-page-'));
-    server = startPxl(['web', '--port', '0']);
-    url = /(http:\/\/\S+\/)/.exec(await server.line(/serving the page at/))![1]!;
-    browser = await launchChromium({ webgpu: true });
+    web = await startWebPage({ webgpu: true, scratchPrefix: 'pxl-webgpu-page-' });
+    ({ browser, url, scratch } = web);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.kill();
+    await web?.close();
     await destroyDefaultContext();
-    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   });
 
   it('offers the GPU, pins float32 for it, and computes L1 distances and the L2 kernel as the CPU cores do in float32', async (context) => {

@@ -4,6 +4,7 @@
  * `--device all` has one group of each kind; every device of either pulls items from the same
  * runs, so the faster kind takes more blocks.
  */
+import { BLOCK_KERNELS_URL, WGSL_BLOCK_KERNELS_URL } from '../pcf/blockKernelUrls.js';
 import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { PcfWorkspace } from '../pcf/pcfWorkspace.js';
 import { createContext, type Context } from '../pxl/context.js';
@@ -11,8 +12,6 @@ import type { Job } from '../pxl/job.js';
 import type { WorkItem } from './protocol.js';
 import type { WorkerRun } from './workerRun.js';
 
-const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/blockKernels.ts' : '../pcf/blockKernels.js', import.meta.url);
-const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? '../pcf/wgslBlockKernels.ts' : '../pcf/wgslBlockKernels.js', import.meta.url);
 
 export class WorkerDevices {
   readonly ctx: Context;
@@ -36,7 +35,7 @@ export class WorkerDevices {
     const gpu = kind === 'gpu';
     const ctx = gpu ? await createContext({ backend: 'webgpu' }) : await createContext({ topology: { subs: cores, clustersPerSub: 1, coresPerCluster: 1 } });
     try {
-      const jobs = await PcfWorkspace.of(ctx).acquireJobs(gpu ? gpuKernelsUrl : kernelsUrl, undefined);
+      const jobs = await PcfWorkspace.of(ctx).acquireJobs(gpu ? WGSL_BLOCK_KERNELS_URL : BLOCK_KERNELS_URL, undefined);
       return new WorkerDevices(ctx, jobs, gpu);
     } catch (error) {
       await ctx.destroy();

@@ -15,6 +15,7 @@ import { MaxTaskCount } from '../pxl/launchPlan.js';
 import { createContext, type Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
+import { BLOCK_KERNELS_URL, WGSL_BLOCK_KERNELS_URL } from './blockKernelUrls.js';
 import { L2_INNER, pcfOp, type PcfOp } from './integrate.js';
 import { PCF_DTYPES } from './pcf.js';
 import { planDevices, requestedDtype, type DeviceKind, type DevicePlan } from './devicePlan.js';
@@ -165,8 +166,6 @@ const GPU_SPLITS = 8;
 const GPU_MIN_BLOCK_SIDE = 256;
 /** Block side floor for a result streamed to a file: rows of 8 KiB per write in float64. */
 const FILE_MIN_BLOCK_SIDE = 1024;
-const kernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './blockKernels.ts' : './blockKernels.js', import.meta.url);
-const gpuKernelsUrl = new URL(import.meta.url.endsWith('.ts') ? './wgslBlockKernels.ts' : './wgslBlockKernels.js', import.meta.url);
 
 /**
  * Pairwise Lp distances between the PCFs of X, condensed in scipy's order (the vector
@@ -317,7 +316,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
         slots.push({ run: r, job: entry.job });
         continue;
       }
-      const jobs = await r.workspace.acquireJobs(entry.kind === 'gpu' ? gpuKernelsUrl : kernelsUrl, signal);
+      const jobs = await r.workspace.acquireJobs(entry.kind === 'gpu' ? WGSL_BLOCK_KERNELS_URL : BLOCK_KERNELS_URL, signal);
       r.shared = true;
       for (const job of jobs) {
         r.jobs.push(job);
@@ -352,7 +351,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     for (const r of runs.values()) {
       const gpu = r.kind === 'gpu';
       const kernel = gpu ? gpuKernelFor(op).kernel : 'pcf_block';
-      const mod = await r.workspace.module(gpu ? gpuKernelsUrl : kernelsUrl);
+      const mod = await r.workspace.module(gpu ? WGSL_BLOCK_KERNELS_URL : BLOCK_KERNELS_URL);
       for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
       const deviceDtype = gpu ? 'float32' : 'float64';
       const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype, r.workspace.buffers);

@@ -18,6 +18,15 @@ export function moduleKernels(ns: Record<string, unknown>): { kernels: KernelDef
   return { kernels, infos };
 }
 
+/**
+ * What went wrong importing a kernel module, in words: the class leads for syntax and link
+ * errors, whose messages alone do not say what they are.
+ */
+export function loadFailure(err: unknown): string {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return e.name === 'Error' ? e.message : `${e.name}: ${e.message}`;
+}
+
 function isAsync(kernel: KernelDefinition): boolean {
   const { run, bind } = kernel as { run?: unknown; bind?: unknown };
   const fn = run ?? bind;

@@ -9,7 +9,7 @@ import { muState } from '../../mu/state.js';
 import { decodeArgs } from './argsCodec.js';
 import { bindKernel, type BatchRunner } from './binding.js';
 import { collectGarbage } from '../../platform/garbage.js';
-import { moduleKernels } from './moduleKernels.js';
+import { loadFailure, moduleKernels } from './moduleKernels.js';
 import * as L from './layout.js';
 import type { CoreInit, CoreToHost, PostedToCore } from './messages.js';
 import { portInbox, postToHost, threadData, TSX_LOADED } from '../../platform/thread.js';
@@ -77,10 +77,8 @@ async function drain(): Promise<void> {
       try {
         post({ type: 'module', id: msg.id, kernels: await loadModule(msg.id, msg.url) });
       } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err));
-        // The class says what went wrong for syntax and link errors, whose messages alone do not.
-        const message = e.name === 'Error' ? e.message : `${e.name}: ${e.message}`;
-        post({ type: 'module', id: msg.id, error: { message, ...(e.stack === undefined ? {} : { stack: e.stack }) } });
+        const stack = err instanceof Error ? err.stack : undefined;
+        post({ type: 'module', id: msg.id, error: { message: loadFailure(err), ...(stack === undefined ? {} : { stack }) } });
       }
     }
   }

@@ -26,7 +26,7 @@ import type { Backend, BatchRecord, LaunchArg, LaunchHandle, LaunchOutcome, Laun
 import { HostMemory } from '../hostMemory.js';
 import { decodeArgs, encodeArgs } from '../cpu/argsCodec.js';
 import { bindKernel, type BatchRunner } from '../cpu/binding.js';
-import { moduleKernels } from '../cpu/moduleKernels.js';
+import { loadFailure, moduleKernels } from '../cpu/moduleKernels.js';
 import { isolationAdvice } from '../../platform/machine.js';
 
 /** Longest stretch of kernel batches between two yields to the page's event loop. */
@@ -120,8 +120,7 @@ export class PageBackend implements Backend {
     try {
       ns = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
     } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err));
-      throw new ModuleLoadError(`cannot load kernel module ${url}: ${e.name === 'Error' ? e.message : `${e.name}: ${e.message}`}`, { cause: err });
+      throw new ModuleLoadError(`cannot load kernel module ${url}: ${loadFailure(err)}`, { cause: err });
     }
     const { kernels, infos } = moduleKernels(ns);
     const id = this.#nextModule++;
