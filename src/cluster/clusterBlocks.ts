@@ -6,10 +6,10 @@
  */
 import { resolve } from 'node:path';
 import { BlockScheduler, DenseTensor, DenseWriter, hashParts, NpyFileSink, npyFileLayout, type BlockProgress, type FloatDType } from '../blocks/index.js';
-import { CancelledError, OptionError } from '../core/errors.js';
+import { OptionError } from '../core/errors.js';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import type { ClusterOptions } from '../pcf/clusterHook.js';
-import { computeToFile, DEFAULT_MEMORY, type ResultFile } from '../pcf/resultFile.js';
+import { checkOut, computeToFile, DEFAULT_MEMORY, type ResultFile } from '../pcf/resultFile.js';
 import { runModuleCoordinator } from './coordinator.js';
 
 /** Options of {@link runBlocksOnCluster}. */
@@ -101,10 +101,9 @@ async function toFile(
   target: { readonly fnName: string; readonly skip: 'none'; readonly dtype: FloatDType; readonly cluster: ClusterOptions; readonly signal: AbortSignal | undefined; readonly onProgress: ((progress: BlockProgress) => void) | undefined },
 ): Promise<ResultFile> {
   const out = o.out!;
-  if (typeof out !== 'string' || !out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got ${describe(out)}`);
   const resume = o.resume === undefined ? false : checkBoolean('resume', o.resume);
   const memory = o.memory === undefined ? DEFAULT_MEMORY : checkInteger('memory', o.memory, 1 << 20, Number.MAX_SAFE_INTEGER);
-  if (o.signal?.aborted === true) throw new CancelledError('runBlocksOnCluster was cancelled before it started', { cause: o.signal.reason });
+  checkOut(out, 'runBlocksOnCluster', o.signal);
   const layout = npyFileLayout('dense', op.dtype, nRows, nCols, [nRows, nCols]);
   const sink = await NpyFileSink.open({
     target: resolve(out),

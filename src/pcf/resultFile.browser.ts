@@ -25,6 +25,11 @@ export async function openResultFile(r: ResultFileRequest, _signal?: AbortSignal
   throw new UnsupportedError(`${r.fnName}: out ('${r.out}') streams the result into a file, which a browser page cannot write; ${INSTEAD}`);
 }
 
+/** @throws UnsupportedError: a page cannot write files, whatever `out` names. */
+export function checkOut(out: string, computation: string, _signal: AbortSignal | undefined): void {
+  throw new UnsupportedError(`${computation}: out ('${out}') streams the result into a file, which a browser page cannot write; ${INSTEAD}`);
+}
+
 /** Never reached in a browser: {@link openResultFile} refuses first. */
 export async function computeToFile(_sink: NpyFileSink, target: string, _compute: () => Promise<void>): Promise<ResultFile> {
   throw new UnsupportedError(`cannot write ${target} from a browser page; ${INSTEAD}`);

@@ -76,8 +76,7 @@ function smallerForms(r: Pick<ResultFileRequest, 'fnName' | 'rows' | 'dtype' | '
  *   has aborted; InputFormatError from {@link NpyFileSink.open}.
  */
 export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal): Promise<NpyFileSink> {
-  if (!r.out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got '${r.out}'`);
-  if (signal?.aborted === true) throw new CancelledError('the pairwise computation was cancelled before it started', { cause: signal.reason });
+  checkOut(r.out, 'the pairwise computation', signal);
   const shape = r.layout === 'dense' ? [...r.rows.shape, ...r.cols.shape] : undefined;
   const layout = npyFileLayout(r.layout, r.dtype, r.rows.count, r.cols.count, shape);
   const parts = (set: PcfSet) => [set.offsets, set.times, set.values, JSON.stringify(set.shape)];
@@ -93,6 +92,16 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
     what: `the ${r.layout} ${r.dtype} result of ${subject(r)}`,
     waysOut: [...smallerForms(r, bytesOf), { how: '-o/out naming a file on a disk with more free space' }],
   });
+}
+
+/**
+ * What every `out` is checked for before its sink opens: a `.npy` name, and a signal not yet
+ * aborted (`computation` names what would have run, for the CancelledError).
+ * @throws OptionError for another file name; CancelledError when `signal` has aborted.
+ */
+export function checkOut(out: string, computation: string, signal: AbortSignal | undefined): void {
+  if (typeof out !== 'string' || !out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got '${String(out)}'`);
+  if (signal?.aborted === true) throw new CancelledError(`${computation} was cancelled before it started`, { cause: signal.reason });
 }
 
 /**
