@@ -180,6 +180,31 @@ describe.runIf(gpu.run)('pairwise operations over CPU cores and the GPU at once'
     }
   });
 
+  it('cuts a file run with the GPU into blocks that one launch holds, with no options given', async () => {
+    // Without options a file run asks for blocks of side 1024 once N >= 4 x 1024: one pair more than a GPU launch holds.
+    const dir = await mkdtemp(join(tmpdir(), 'pxl-devices-'));
+    try {
+      const many = randomPcfs({ n: 4100, points: 2, seed: 4, dtype: 'float32' });
+      const few = randomPcfs({ n: 1030, points: 2, seed: 5, dtype: 'float32' });
+      const blockPairs: number[] = [];
+      let done = 0;
+      const onProgress = (p: BlockProgress): void => {
+        blockPairs.push(p.pairsDone - done);
+        done = p.pairsDone;
+      };
+      await cdist(many, few, { context: gpuCtx, out: join(dir, 't.npy'), onProgress });
+      expect(Math.max(...blockPairs)).toBe(1023 * 1023);
+      const file = decodeNpy(await readFile(join(dir, 't.npy')));
+      expect(file.shape).toEqual([4100, 1030]);
+      // Rows 1020..1029 straddle the first band's end.
+      const head = randomPcfs({ n: 1030, points: 2, seed: 4, dtype: 'float32' });
+      const onCpu = await cdist(head, few, { context: cpu, dtype: 'float32' });
+      expectClose(file.data.subarray(1020 * 1030, 1030 * 1030), onCpu.data.subarray(1020 * 1030, 1030 * 1030));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('converts float64 input to float32 and refuses dtype float64 when a GPU takes part', async () => {
     const set = randomPcfs({ n: 80, points: 10, seed: 3 });
     const mixed = await pdist(set, { devices: [cpu, gpuCtx], ...blocks });

@@ -164,6 +164,8 @@ const DEFAULT_MIN_BLOCK_SIDE = 64;
 /** On a GPU a block is one launch with a task per pair: fewer, larger blocks keep it busy. */
 const GPU_SPLITS = 8;
 const GPU_MIN_BLOCK_SIDE = 256;
+/** The largest square block that one GPU launch holds (a task per pair, at most MaxTaskCount tasks). */
+const GPU_MAX_BLOCK_SIDE = Math.floor(Math.sqrt(MaxTaskCount));
 /** Block side floor for a result streamed to a file: rows of 8 KiB per write in float64. */
 const FILE_MIN_BLOCK_SIDE = 1024;
 
@@ -332,7 +334,8 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     budgets.push(memoryCap);
     // A file takes one write per block row (twice for a square one): larger blocks, fewer writes.
     // Not so large, though, that fewer than about 4 bands per device are left to balance the load.
-    const fileSide = sink === undefined ? 0 : Math.min(FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)), Math.floor(Math.max(rows.count, cols.count) / (4 * slots.length)));
+    // With a GPU among the devices, no larger than one launch holds.
+    const fileSide = sink === undefined ? 0 : Math.min(plan.gpu ? GPU_MAX_BLOCK_SIDE : FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)), Math.floor(Math.max(rows.count, cols.count) / (4 * slots.length)));
     // A resumed file must be cut into the blocks its journal counts: the same side, whatever the budget is now.
     const side = sink?.resumed?.header.blockSide;
     const scheduler = new BlockScheduler({
@@ -343,10 +346,13 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
       nSplitsHint: side !== undefined ? 1 : (options.nSplitsHint ?? slots.reduce((n, s) => n + (s.run.kind === 'gpu' ? GPU_SPLITS : 32), 0)),
       minBlockSide: side ?? options.minBlockSide ?? Math.max(fileSide, plan.gpu ? GPU_MIN_BLOCK_SIDE : DEFAULT_MIN_BLOCK_SIDE),
     });
-    const blocks = sink === undefined ? undefined : await sink.begin(scheduler);
     if (plan.gpu && scheduler.maxBlockElements > MaxTaskCount) {
-      throw new OptionError(`on the GPU a block is one launch of at most ${MaxTaskCount} pairs, but these options give blocks of ${scheduler.maxBlockElements}: lower maxOutputElements or minBlockSide (at most 1023)`);
+      const why = side !== undefined
+        ? `the partial file being resumed was cut into blocks of side ${side} by a run without the GPU: resume it without the GPU (device 'cpu'), or start it again without resume`
+        : `lower maxOutputElements or minBlockSide (at most ${GPU_MAX_BLOCK_SIDE})`;
+      throw new OptionError(`on the GPU a block is one launch of at most ${MaxTaskCount} pairs, but this run's blocks hold ${scheduler.maxBlockElements}: ${why}`);
     }
+    const blocks = sink === undefined ? undefined : await sink.begin(scheduler);
 
     for (const r of runs.values()) {
       const gpu = r.kind === 'gpu';
