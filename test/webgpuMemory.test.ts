@@ -45,6 +45,22 @@ describe.runIf(gpu.run)('webgpu device memory', () => {
     ctx.memFree(ptr);
   });
 
+  it('serves reads in flight at once, round after round, each from its own staging buffer', async () => {
+    const a = ctx.memAlloc(4096);
+    const b = ctx.memAlloc(8192);
+    await ctx.copyToDevice(a, new Uint32Array(1024).fill(7));
+    await ctx.copyToDevice(b, new Uint32Array(2048).fill(9));
+    for (let round = 0; round < 3; round++) {
+      const x = new Uint32Array(1024);
+      const y = new Uint32Array(2048);
+      const z = new Uint32Array(3);
+      await Promise.all([ctx.copyFromDevice(x, a), ctx.copyFromDevice(y, b), ctx.copyFromDevice(z, b.add(4 * round))]);
+      expect([x.every((v) => v === 7), y.every((v) => v === 9), [...z]]).toEqual([true, true, [9, 9, 9]]);
+    }
+    ctx.memFree(a);
+    ctx.memFree(b);
+  });
+
   it('copies from and into shared memory and typed arrays of any element type', async () => {
     const ptr = ctx.memAlloc(32);
     const src = new Float64Array(new SharedArrayBuffer(32));
