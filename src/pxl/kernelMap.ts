@@ -5,7 +5,7 @@ import { checkFunction, checkInteger, checkOneOf, describe } from '../core/valid
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
 import { checkArgumentCount } from './kernelModule.js';
-import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type LaunchPlan } from './launchPlan.js';
+import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type CorePlan, type LaunchPlan } from './launchPlan.js';
 import { newRun, type Run } from './mapRun.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
 import { Stream } from './stream.js';
@@ -258,14 +258,13 @@ export class KernelMap {
       step('DeviceInit');
       // Progress belongs to this launch from here on, not to the previous one.
       this.#handle = undefined;
-      const plan = this.#plan();
-      this.#target = plan.batchCount;
+      this.#target = Math.ceil(this.taskCount / this.#batchSize);
       step('Request');
       const launchId = nextLaunchId++;
       run.trace?.launched(launchId, this.taskCount, this.#batchSize);
       // The backend watches the signal from here on: a cancel() while the launch waits for a slot
       // withdraws it before any core can see it.
-      const handle = await this.#site.backend.launch(this.#request(launchId, run.args, plan, undefined, run.abort.signal));
+      const handle = await this.#site.backend.launch(this.#request(launchId, run.args, undefined, run.abort.signal));
       this.#handle = run.handle = handle;
       // For a backend that does not watch the signal: a cancel() that came while it accepted the launch.
       if (run.abort.signal.aborted) handle.cancel();
@@ -308,7 +307,7 @@ export class KernelMap {
     trace?.state('Request');
     const launchId = nextLaunchId++;
     trace?.launched(launchId, this.taskCount, this.#batchSize);
-    const handle = await this.#site.backend.launch(this.#request(launchId, launchArgs, this.#plan(), after));
+    const handle = await this.#site.backend.launch(this.#request(launchId, launchArgs, after));
     if (trace !== undefined) {
       trace.state('Waiting');
       void handle.done.then((o) => trace.end(o.kind === 'completed' ? 'Idle' : o.kind === 'failed' ? 'Fail' : 'Cancelled'));
@@ -321,7 +320,14 @@ export class KernelMap {
     this.#launchArgs(args);
   }
 
-  #request(launchId: number, args: readonly LaunchArg[], plan: LaunchPlan, after?: LaunchHandle, signal?: AbortSignal): LaunchRequest {
+  /**
+   * The request of one launch. Its cores are planned when the backend first reads them: CPU cores
+   * need the plan, while a GPU, whose topology has a core per batch, never reads it, and a plan of
+   * 2^20 cores cost about 100 ms and tens of MB of objects kept with the Map.
+   */
+  #request(launchId: number, args: readonly LaunchArg[], after?: LaunchHandle, signal?: AbortSignal): LaunchRequest {
+    let cores: readonly CorePlan[] | undefined;
+    const plan = (): readonly CorePlan[] => (cores ??= this.#plan().cores);
     return {
       launchId,
       module: this.#module,
@@ -332,7 +338,9 @@ export class KernelMap {
       taskCount: this.taskCount,
       batchSize: this.#batchSize,
       args,
-      cores: plan.cores,
+      get cores() {
+        return plan();
+      },
       onMessage: (m) => this.#onMessage?.(m),
       ...(after === undefined ? {} : { after }),
       ...(signal === undefined ? {} : { signal }),
