@@ -161,8 +161,13 @@ export type PcfInput = PcfSet | readonly PcfLike[];
 
 const CPU_OUTPUT_CAP = 1 << 22;
 const DEFAULT_MIN_BLOCK_SIDE = 64;
-/** On a GPU a block is one launch with a task per pair: fewer, larger blocks keep it busy. */
-const GPU_SPLITS = 8;
+/**
+ * On a GPU a block is one launch with a task per pair: fewer, larger blocks keep it busy. Two
+ * splits give blocks of side 724 alone on the GPU; on an H200 (16,000 PCFs of 100 breakpoints,
+ * bench/RESULTS.md) those ran 96-104 M pairs/s against 59-74 M at side 362 (eight splits) and
+ * 78-88 M at 1,023, where the host's work on a block starts to hold the GPU up.
+ */
+const GPU_SPLITS = 2;
 const GPU_MIN_BLOCK_SIDE = 256;
 /** The largest square block that one GPU launch holds (a task per pair, at most MaxTaskCount tasks). */
 const GPU_MAX_BLOCK_SIDE = Math.floor(Math.sqrt(MaxTaskCount));
