@@ -23,7 +23,8 @@ function recorder(): { parser: Parser; seen: Seen[] } {
   const seen: Seen[] = [];
   const td = new TextDecoder();
   const parser = new Parser({
-    push: (e: { kind: number; msg?: { subject: Uint8Array; reply?: Uint8Array; hdr: number }; data?: Uint8Array }) => {
+    push: (v) => {
+      const e = v as unknown as { kind: number; msg?: { subject: Uint8Array; reply?: Uint8Array; hdr: number }; data?: Uint8Array };
       seen.push({
         kind: e.kind,
         subject: e.msg === undefined ? '' : td.decode(e.msg.subject),
