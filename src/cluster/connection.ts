@@ -4,10 +4,11 @@
  * without limit afterwards (a restarted server is waited for, not reported as a failure).
  */
 import { readFile } from 'node:fs/promises';
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { checkInteger, checkNumber, checkOptionsObject, describe } from '../core/validate.js';
 import type { ClusterOptions } from '../pcf/clusterHook.js';
+import { connectNats } from './natsTransport.js';
 import { checkByteOrder } from './protocol.js';
 
 /** The connection options of {@link ClusterOptions}, shared with `pxl worker`. */
@@ -92,7 +93,7 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
   const tls = options.tls;
   const attempts: string[] = [];
   try {
-    return await connect({
+    return await connectNats({
       servers,
       name,
       timeout: Math.round(timeoutS * 1000),

@@ -15,6 +15,7 @@ import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedEr
 import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
 import { objectStores, putInput } from './inputBucket.js';
+import { releaseMessage } from './natsTransport.js';
 import { packedLength, unpackRows } from './packedRows.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
 import {
@@ -271,12 +272,13 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
   });
   const size = req.dtype === 'float32' ? 4 : 8;
   const gathering = new Map<number, Gathering>();
-  // Block buffers come back once the writer has copied them: allocating 2 MiB per block was a good
-  // part of the coordinator's garbage collection.
+  // Block buffers come back once the writer is done with them: allocating 2 MiB per block was a
+  // good part of the coordinator's garbage collection. They are shared memory, which the file
+  // writer's thread reads in place: the main thread makes no copy of its own.
   const spare: Uint8Array[] = [];
   const buffer = (length: number): Uint8Array => {
     const k = spare.findIndex((b) => b.byteLength === length);
-    return k >= 0 ? spare.splice(k, 1)[0]! : new Uint8Array(length);
+    return k >= 0 ? spare.splice(k, 1)[0]! : new Uint8Array(new SharedArrayBuffer(length));
   };
   try {
     for await (const msg of messages) {
@@ -299,6 +301,8 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
           throw new InputFormatError(`worker ${worker} sent ${msg.data.byteLength} bytes as part ${part.k + 1} of ${part.n} of block ${block.index}, whose ${length / size} ${req.dtype} values computed make that part ${expected} bytes`);
         }
         g.bytes.set(msg.data, part.k * partSize);
+        // Its bytes are in the block buffer: the message's own buffer may take the next message.
+        releaseMessage(msg);
         g.seen.add(part.k);
         g.msgs.push(msg);
         if (g.seen.size < g.parts) continue;
