@@ -3,7 +3,6 @@ import { ArgumentError, InputFormatError, OptionError } from '../core/errors.js'
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
 import { readPcfJsonInParts } from './jsonPartsRead.js';
 import { JsonScanner } from './jsonScanner.js';
-import { readPcfNpz } from './npz.js';
 import type { PcfDtype } from './pcf.js';
 import { PcfJsonCollector } from './pcfJsonCollector.js';
 import type { PcfSet } from './pcfSet.js';
@@ -108,7 +107,8 @@ export async function readPcfFile(path: string, options: Omit<ParsePcfOptions, '
   const o = checkOptionsObject('readPcfFile options', options, ['dtype', 'shared']);
   if (o.shared !== undefined) checkBoolean('shared', o.shared);
   const dtype = checkDtype(o.dtype ?? 'float64');
-  if (/[^/\\]\.npz$/i.test(path)) return readPcfNpz(path, { dtype, shared: o.shared ?? false });
+  // Loaded on first use: .npz reading brings fflate (90 kB of JavaScript) that JSON reading never needs.
+  if (/[^/\\]\.npz$/i.test(path)) return (await import('./npz.js')).readPcfNpz(path, { dtype, shared: o.shared ?? false });
   return readPcfJsonFile(path, dtype, o.shared ?? false);
 }
 
