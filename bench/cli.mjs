@@ -8,15 +8,17 @@
 // - call: pdist(set, { out, layout: 'square' }) in this process on the set already read, after a
 //   warm-up, so its worker threads are running: what the command adds is start-up, loading,
 //   reading the JSON input, starting the workers, and whatever of the writing does not overlap.
-// - command: `bin/pxl.js pdist in.json -o out.npy -q` as a fresh process, wall time, and its peak
-//   RSS from /usr/bin/time -f %M where that exists (else from the child's resourceUsage, which Node
-//   reports only for itself: then null).
+// - command: `bin/pxl.js pdist in.json -o out.npy -q` as a fresh process, run as an executable
+//   through its first line (node's flags included) as a shell runs it, with this node first on
+//   PATH; wall time, and its peak RSS from /usr/bin/time -f %M where that exists (else null). Every
+//   command runs with PXL_TIMELINE=1 (src/cli/timeline.ts): `stages` are the medians of the
+//   milliseconds since its start at which it reached each stage.
 // - loop: every pair once on one thread with the JS pair kernel (bench/pdist.mjs's baseline).
 // Samples interleave call and command, so load on the shared machine hits both alike.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { destroyDefaultContext, integrationLimit, pdist, randomPcfs } from 'pxl';
@@ -42,15 +44,21 @@ function singleThread(set) {
   return out;
 }
 
+// Windows runs no first lines: there the command is node with the script.
+const command = process.platform === 'win32' ? [process.execPath, pxl] : [pxl];
+const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, PXL_TIMELINE: '1' };
+
 function runPxl(args) {
   const withTime = existsSync(TIME);
-  const argv = withTime ? [TIME, ['-f', '%M', process.execPath, pxl, ...args]] : [process.execPath, [pxl, ...args]];
+  const argv = withTime ? [TIME, ['-f', '%M', ...command, ...args]] : [command[0], [...command.slice(1), ...args]];
   const t0 = performance.now();
-  const r = spawnSync(argv[0], argv[1], { encoding: 'utf8' });
+  const r = spawnSync(argv[0], argv[1], { encoding: 'utf8', env });
   const seconds = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`pxl ${args.join(' ')} exited with ${r.status}: ${r.stderr}`);
   const kib = withTime ? Number(/(\d+)\s*$/.exec(r.stderr)?.[1]) : NaN;
-  return { seconds, maxRssMiB: Number.isFinite(kib) ? kib / 1024 : null };
+  const stages = {};
+  for (const m of r.stderr.matchAll(/^pxl timeline: ([\d.]+) ms ([a-z ]+),/gm)) stages[m[2]] = Number(m[1]);
+  return { seconds, maxRssMiB: Number.isFinite(kib) ? kib / 1024 : null, stages };
 }
 
 const dir = mkdtempSync(join(os.tmpdir(), 'pxl-bench-cli-'));
@@ -66,6 +74,7 @@ try {
   const call = [];
   const command = [];
   const rss = [];
+  const stages = [];
   for (let r = 0; r < REPEATS; r++) {
     const t0 = performance.now();
     await pdist(set, { out: callOut, layout: 'square' });
@@ -73,6 +82,7 @@ try {
     const c = runPxl(['pdist', input, '-o', cmdOut, '-q']);
     command.push(c.seconds);
     if (c.maxRssMiB !== null) rss.push(c.maxRssMiB);
+    stages.push(c.stages);
   }
   await destroyDefaultContext();
   const loop = [];
@@ -90,6 +100,7 @@ try {
     samples: { call: call.map((x) => sig(x, 3)), command: command.map((x) => sig(x, 3)), loop: loop.map((x) => sig(x, 3)) },
     ratios: { commandOverCall: sig(m.command / m.call, 3), loopOverCommand: sig(m.loop / m.command, 3), loopOverCall: sig(m.loop / m.call, 3) },
     commandMaxRssMiB: peak === null ? null : { median: sig(peak, 4), samples: rss.map((x) => sig(x, 4)) },
+    stagesMs: Object.fromEntries(Object.keys(stages[0] ?? {}).map((k) => [k, sig(median(stages.map((s) => s[k])), 3)])),
     goals: {
       commandAtMost1_15xCall: m.command / m.call <= 1.15,
       commandAtLeast8_5xLoop: m.loop / m.command >= 8.5,

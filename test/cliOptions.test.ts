@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -287,5 +287,23 @@ describe('help texts', () => {
     expect((await pxl(['-V'])).stdout.text).toBe(`${pkg.version}\n`);
     const r = await child(['--version']).done;
     expect(r).toEqual({ code: 0, stdout: Buffer.from(`${pkg.version}\n`), stderr: '' });
+  });
+});
+
+describe('bin/pxl.js as an executable', () => {
+  // Through its first line, as a shell (or npm's bin link) runs it; `env` finds this test's node first.
+  const PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`;
+  const direct = (code: string) => spawnSync(BIN, ['--version'], { encoding: 'utf8', env: { ...process.env, PATH, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(code)}` } });
+
+  it('starts node with the young generation flag on its command line, where shims find it too', async () => {
+    const first = (await readFile(BIN, 'utf8')).split('\n')[0];
+    expect(first).toBe('#!/usr/bin/env -S node --max-semi-space-size=1');
+  });
+
+  it.skipIf(process.platform === 'win32')('runs through its first line, with the flag in execArgv', () => {
+    const r = direct('process.stderr.write(JSON.stringify(process.execArgv) + "\\n")');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(JSON.parse(r.stderr.trim()) as string[]).toContain('--max-semi-space-size=1');
   });
 });

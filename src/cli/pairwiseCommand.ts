@@ -20,6 +20,7 @@ import { scipyCondensed, squareLayout } from './layouts.js';
 import { chooseOutputFormat, type OutputArray, type OutputFormat, writeArray, writeArrayTo } from './output.js';
 import { STDIO, STDOUT_NAME, streamSink } from './stdio.js';
 import { formatSummary, ProgressBar } from './progress.js';
+import { commandTimeline } from './timeline.js';
 import { UsageError } from './terminal.js';
 import { plural } from './wording.js';
 
@@ -95,17 +96,22 @@ interface PairwiseJob<T> {
  * atomically into a file, front to back into standard output.
  */
 async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: readonly string[], read: (dtype: FloatDType) => Promise<PairwiseJob<T>>): Promise<void> {
+  const timeline = commandTimeline(env.io.stderr);
+  timeline.mark('command started');
   const plan = await prepare(options, inputs);
+  timeline.mark('options checked');
   const { format, dtype, toStdout, inMemory } = plan;
   const cluster: ClusterOptions | undefined = options.nats === undefined ? undefined : { nats: options.nats };
   // The coordinator plugs itself into the cluster option when its layer loads; the commands load lazily.
   if (cluster !== undefined) await import('../cluster/register.js');
   const devices: CliDevices | undefined = cluster === undefined ? await openDevices(options.device, options.cores, env.signal) : undefined;
+  timeline.mark('devices opening');
   let seconds: number;
   let result: T | undefined;
   let job: PairwiseJob<T>;
   try {
     job = await read(dtype);
+    timeline.mark('input read');
     if (inMemory) {
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
       const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
@@ -115,6 +121,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
       ]);
     }
     await devices?.ready;
+    timeline.mark('devices ready');
     const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
     const started = performance.now();
     const clusterCall: ClusterOptions | undefined = cluster === undefined ? undefined : {
@@ -124,7 +131,8 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
       ...(options.replicas !== undefined && { replicas: options.replicas }),
       onStatus: clusterReporter(env, options.quiet === true, bar),
     };
-    const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(bar.onProgress && { onProgress: bar.onProgress }), ...(clusterCall && { cluster: clusterCall }) };
+    const onProgress = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
+    const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(onProgress && { onProgress }), ...(clusterCall && { cluster: clusterCall }) };
     try {
       if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
       else result = await job.compute(call);
@@ -132,18 +140,33 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
       bar.stop();
     }
     seconds = (performance.now() - started) / 1000;
+    timeline.mark('computed');
   } finally {
     await devices?.dispose();
   }
+  timeline.mark('devices closed');
   if (result !== undefined) {
     const array = job.arrange(result);
     if (toStdout) await writeArrayTo(streamSink(env.io.stdout, env.signal), STDOUT_NAME, format, array);
     else await writeArray(options.output, format, array, env.signal);
+    timeline.mark('written');
   }
   if (options.quiet !== true) {
     const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
     env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}\n`);
   }
+}
+
+/** `onProgress` (if any) with `first` called once, at the first report of a finished block. */
+function firstBlockMark(onProgress: ((p: BlockProgress) => void) | undefined, first: () => void): (p: BlockProgress) => void {
+  let marked = false;
+  return (p) => {
+    if (!marked && p.blocksDone > 0) {
+      marked = true;
+      first();
+    }
+    onProgress?.(p);
+  };
 }
 
 /** What an input named - reads. */

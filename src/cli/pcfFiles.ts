@@ -9,7 +9,6 @@ import { InputFormatError } from '../core/errors.js';
 import { readPcfFile } from '../pcf/io.js';
 import { JsonScanner } from '../pcf/jsonScanner.js';
 import { PcfJsonCollector } from '../pcf/pcfJsonCollector.js';
-import { writePcfNpz } from '../pcf/npzWriter.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import { type FileSink, writeFileAtomic } from './atomicFile.js';
 import { writePcfsJson } from './output.js';
@@ -93,7 +92,10 @@ async function readPcfJsonStream(stream: AsyncIterable<Uint8Array>, dtype: PcfDt
  * @throws (rejects) UsageError for another extension; as `writeFileAtomic` otherwise.
  */
 export async function writePcfOutput(path: string, format: PcfFileFormat, set: PcfSet, stdout: CliStream, signal?: AbortSignal): Promise<void> {
-  const produce = format === 'json' ? (sink: FileSink) => writePcfsJson(set, sink) : (sink: FileSink) => writePcfNpz(set, (chunk) => sink.write(chunk));
+  // The .npz writer loads here: the pairwise commands, which only read PCF files, never need it (nor fflate).
+  const produce = format === 'json'
+    ? (sink: FileSink) => writePcfsJson(set, sink)
+    : async (sink: FileSink) => (await import('../pcf/npzWriter.js')).writePcfNpz(set, (chunk) => sink.write(chunk));
   if (path === STDIO) await produce(streamSink(stdout, signal));
   else await writeFileAtomic(path, produce, signal);
 }

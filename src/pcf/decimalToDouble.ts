@@ -16,10 +16,8 @@
  * by at most 2^11, then pins the high word. A significand of more than 19 digits is not handled:
  * the caller converts those through `Number` (JSON written by a program prints at most 17).
  */
+import { LARGEST_Q, SMALLEST_Q, powersOfFive } from './powersOfFive.js';
 
-/** Range of q with a table entry: below it w * 10^q rounds to 0, above it to infinity. */
-const SMALLEST_Q = -342;
-const LARGEST_Q = 308;
 /** Most significant digits {@link decimalToDouble} takes: 10^19 - 1 is below 2^64. */
 export const MAX_SIGNIFICAND_DIGITS = 19;
 
@@ -31,42 +29,9 @@ const POW10 = Float64Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 // 5^k for k <= 13, below 2^32: 10^k = 5^k * 2^k splits a power of ten into a word and a shift.
 const POW5 = Float64Array.from({ length: 14 }, (_, k) => 5 ** k);
 
+/** 128-bit approximations of 5^q (powersOfFive.ts), decoded at the first number that needs them. */
 let fives: Uint32Array | undefined;
 let twos: Float64Array | undefined;
-
-/**
- * 128-bit approximations of 5^q, four 32-bit words per q from the most significant, whose top bit
- * is set: for q >= 0 the leading 128 bits of 5^q (truncated); for q < 0 a 128-bit quotient
- * 2^b / 5^-q plus one (for q >= -27 with b putting it just above 2^127; below, computed with twice
- * the bits and then truncated). This is the table the error bound was proved for. Built once, with
- * BigInt (a few milliseconds).
- */
-function powersOfFive(): Uint32Array {
-  const table = new Uint32Array((LARGEST_Q - SMALLEST_Q + 1) * 4);
-  const top = 1n << 128n;
-  const half = 1n << 127n;
-  for (let q = SMALLEST_Q; q <= LARGEST_Q; q++) {
-    let c: bigint;
-    if (q < 0) {
-      const p = 5n ** BigInt(-q);
-      // p is not a power of two, so 2^(z-1) < p < 2^z for z its bit length.
-      const z = p.toString(2).length;
-      if (q >= -27) {
-        c = (1n << BigInt(z + 127)) / p + 1n;
-      } else {
-        c = (1n << BigInt(2 * z + 128)) / p + 1n;
-        while (c >= top) c >>= 1n;
-      }
-    } else {
-      c = 5n ** BigInt(q);
-      while (c < half) c <<= 1n;
-      while (c >= top) c >>= 1n;
-    }
-    const at = (q - SMALLEST_Q) * 4;
-    for (let k = 0; k < 4; k++) table[at + k] = Number((c >> BigInt(96 - 32 * k)) & 0xffffffffn);
-  }
-  return table;
-}
 
 /** 2^e for e in [-1074, 971], made from its bits (index e + 1074). */
 function powersOfTwo(): Float64Array {
