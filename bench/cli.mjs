@@ -9,7 +9,7 @@
 //   warm-up, so its worker threads are running: what the command adds is start-up, loading,
 //   reading the JSON input, starting the workers, and whatever of the writing does not overlap.
 // - command: `bin/pxl.js pdist in.json -o out.npy -q` as a fresh process, run as an executable
-//   through its first line (node's flags included) as a shell runs it, with this node first on
+//   through its first line as a shell runs it, with this node first on
 //   PATH; wall time, and its peak RSS from /usr/bin/time -f %M where that exists (else null). Every
 //   command runs with PXL_TIMELINE=1 (src/cli/timeline.ts): `stages` are the medians of the
 //   milliseconds since its start at which it reached each stage.

@@ -1,6 +1,6 @@
 // Start-up benchmark: `pxl --version` (and `pxl --help`) against `node -e 0`, each a fresh process,
 // interleaved so that a burst of load on the shared machine hits every command alike. pxl runs as an
-// executable through bin/pxl.js's first line (`env -S node --max-semi-space-size=1`), as a shell
+// executable through bin/pxl.js's first line (`#!/usr/bin/env node`), as a shell
 // runs it, with this node first on PATH; `node bin/pxl.js --version` too, for comparison. Prints one
 // JSON document with the median wall time of each and its ratio to `node -e 0` (issue 16's goal:
 // --version within 1.5x).

@@ -1,20 +1,14 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env node
 // The `pxl` command: runs the CLI built into dist/ and exits with its code.
 //
-// The first line starts Node with V8 young generations of 1 MiB (V8's default grows them to 16 MiB
-// per isolate), in this one process. `env -S` splits the rest of the line into words: GNU coreutils
-// 8.30 and later (every glibc distribution that Node 20's binaries run on has it), macOS and the
-// BSDs. npm's shims for Windows (cmd-shim's .cmd, .ps1 and sh files) read the line and pass the flag
-// on. Where env has no -S (BusyBox builds without it, as on Alpine) the first line fails: run
-// `node bin/pxl.js` there. Measured (`pxl pdist` of 2,000 PCFs, bench/cli.mjs, 2 vCPUs): peak RSS
-// 112.9 MiB before, 109.1 MiB with only the two flags set below, 106.6 MiB with the first line too;
-// the flag on node's command line costs about 8 ms of Node's start (`pxl --version` 90 ms against
-// 82 ms), which the flags set below do not.
+// V8 grows a young generation to 16 MiB per isolate; the flags below hold it at 1 MiB for the worker
+// threads created from here on (one per core; their work is WebAssembly and typed arrays, which makes
+// little garbage) and stop the main thread's from growing past the size it has now. The same flag
+// on node's command line (a first line of `env -S node --max-semi-space-size=1`) would save 2.5 MiB
+// more of `pxl pdist`'s 2,000 PCFs (bench/cli.mjs) but cost 8 ms of start-up, and BusyBox's env
+// (Alpine, a common base of worker containers) has no -S, so pxl would not start there at all.
 import { setFlagsFromString } from 'node:v8';
 
-// Run as `node bin/pxl.js` the first line is only a comment: then the flag still reaches the worker
-// threads created from here on (one per core; their work is WebAssembly and typed arrays, which makes
-// little garbage), and the main thread's young generation stops growing at the size it has now.
 setFlagsFromString('--max-semi-space-size=1');
 setFlagsFromString('--semi-space-growth-factor=1');
 

@@ -295,15 +295,15 @@ describe('bin/pxl.js as an executable', () => {
   const PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`;
   const direct = (code: string) => spawnSync(BIN, ['--version'], { encoding: 'utf8', env: { ...process.env, PATH, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(code)}` } });
 
-  it('starts node with the young generation flag on its command line, where shims find it too', async () => {
+  it('has a first line that every env runs (BusyBox, as on Alpine, has no env -S)', async () => {
     const first = (await readFile(BIN, 'utf8')).split('\n')[0];
-    expect(first).toBe('#!/usr/bin/env -S node --max-semi-space-size=1');
+    expect(first).toBe('#!/usr/bin/env node');
   });
 
-  it.skipIf(process.platform === 'win32')('runs through its first line, with the flag in execArgv', () => {
-    const r = direct('process.stderr.write(JSON.stringify(process.execArgv) + "\\n")');
+  it.skipIf(process.platform === 'win32')('runs through its first line', () => {
+    const r = direct('process.stderr.write(JSON.stringify(process.argv.slice(2)) + "\\n")');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-    expect(JSON.parse(r.stderr.trim()) as string[]).toContain('--max-semi-space-size=1');
+    expect(JSON.parse(r.stderr.trim()) as string[]).toEqual(['--version']);
   });
 });
