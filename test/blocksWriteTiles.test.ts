@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { stageBlock, stagedElements, type StagedRun } from '../src/blocks/blockS
 import { FileWriter } from '../src/blocks/fileWriter.js';
 import { NpyFileSink } from '../src/blocks/npyFileSink.js';
 import { npyFileLayout, type FileLayout, type NpyFileLayout } from '../src/blocks/npyLayout.js';
+import { BlockJournal } from '../src/blocks/blockJournal.js';
 import { CompleteStart, planWriteTiles } from '../src/blocks/writeTiles.js';
 import { LogicError } from '../src/core/errors.js';
 
@@ -283,6 +285,44 @@ describe('write tiles', () => {
     const want = expected(layout);
     for (const b of first) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(want[b.rowFirst * 12 + b.colFirst]);
     for (const b of second) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(0);
+  });
+
+  it('writes, and resumes after a dead run, a file whose complete start is dropped from the page cache as it goes, byte for byte', async () => {
+    const layout = npyFileLayout('square', 'float64', 40, 40);
+    const scheduler = new BlockScheduler({ nRows: 40, nCols: 40, mode: 'lowerTriangle', maxOutputElements: 25, nSplitsHint: 1 });
+    const target = join(dir, 'dropped.npy');
+    const identity = { inputs: 'x', options: 'y' };
+    const run = async (resume: boolean): Promise<number> => {
+      // dropPagesFrom 0: every file is dropped, whatever the machine's memory.
+      const sink = await NpyFileSink.open({ target, layout, identity, resume, queueBytes: 1 << 20, dropPagesFrom: 0, what: 'the test result', waysOut: [] });
+      const blocks = await sink.begin(scheduler);
+      for (const b of blocks) await sink.write(b, blockData(layout, b));
+      await sink.commit();
+      return blocks.length;
+    };
+    expect(await run(false)).toBe(scheduler.blocks.length);
+    const whole = readFileSync(target);
+    expect(readData(target, layout)).toEqual(expected(layout));
+    // A dead run that wrote the first 10 blocks of the schedule: its file holds only those, its journal lists them.
+    const pid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const partial = Uint8Array.from(whole);
+    const kept = new Uint8Array(layout.elements);
+    for (const b of scheduler.blocks) if (b.index < 10) cover(layout, b, kept);
+    const data = new Float64Array(partial.buffer, layout.header.length, layout.elements);
+    for (let k = 0; k < kept.length; k++) if (kept[k] === 0) data[k] = 0;
+    const temp = join(dir, `.dropped.npy.${pid}.00ff00.tmp`);
+    await writeFile(temp, partial);
+    const journal = await BlockJournal.create(join(dir, `.dropped.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
+    for (let k = 0; k < 10; k++) journal.add(k);
+    const handle = await open(temp, 'r');
+    await journal.flush(handle);
+    await handle.close();
+    await journal.close();
+    await rm(target);
+    expect(await run(true)).toBe(scheduler.blocks.length - 10);
+    expect(readFileSync(target).equals(whole)).toBe(true);
+    expect((await readdir(dir)).filter((n) => n.includes('dropped'))).toEqual(['dropped.npy']);
+    await rm(target);
   });
 
   it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {

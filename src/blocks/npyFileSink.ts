@@ -38,6 +38,11 @@ export interface NpyFileSinkOptions {
    * write tiles; at least two blocks' worth and tiles of one block are always allowed.
    */
   readonly queueBytes: number;
+  /**
+   * A result file of at least this many bytes is dropped from the page cache as its start
+   * completes (pageCache.ts). Default: a quarter of the machine's memory.
+   */
+  readonly dropPagesFrom?: number;
   /** The result in words and the ways to shrink it, for the free-space refusal. */
   readonly what: string;
   readonly waysOut: readonly WayOut[];
@@ -217,7 +222,7 @@ export class NpyFileSink implements ResultWriter {
       stagingElements: tiles.tileElements,
       stagingBytes: Math.max(half, 2 * tiles.tileElements * layout.elementBytes),
       tiles,
-      ...(layout.bytes >= RELEASE_SHARE_OF_MEMORY * totalMemory() ? { release: { path: this.#paths.temp, everyBytes: 0 } } : {}),
+      ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { release: { path: this.#paths.temp, everyBytes: 0 } } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
       onWritten: (block) => this.#blockDone(block),
     });
