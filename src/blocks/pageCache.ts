@@ -20,7 +20,8 @@
  * 2.6 s); the writer drops only the start of the file that is complete (WriteTiles.completeBefore).
  *
  * Node marks WASI experimental and warns once per thread when it is loaded; that warning is
- * swallowed here (the feature is used for one call, and a failure only means pages stay cached).
+ * swallowed here (only `path_open`, `fd_advise` and `fd_close` are used, and any failure only
+ * means that pages stay cached). Seen working: the 4 GB above kept the machine's `Cached` flat.
  * Only for Node threads; nothing here runs in a browser.
  */
 import { basename, dirname } from 'node:path';
