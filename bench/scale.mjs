@@ -57,17 +57,21 @@ const dir = mkdtempSync(join(arg('--dir') ?? tmpdir(), 'pxl-scale-'));
  * writes, used before, cost the kernel's copy several times more per byte on the development
  * machine, the source no longer in cache: they made the disk look slower than it is.)
  */
-function diskWriteMBps(bytes) {
+function diskWrite(bytes) {
   const path = join(dir, 'disk-speed.bin');
   const chunk = new Uint8Array(1 << 20).fill(1);
   const fd = openSync(path, 'w');
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (let done = 0; done < bytes; done += chunk.length) writeSync(fd, chunk);
   fdatasyncSync(fd);
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   closeSync(fd);
   rmSync(path);
-  return bytes / seconds / 1e6;
+  // The CPU seconds of this process while it wrote: the kernel's copy into the page cache and the
+  // writeback fdatasync did itself (the flusher threads' share is nobody's).
+  return { MBps: bytes / seconds / 1e6, userSeconds: used.user / 1e6, systemSeconds: used.system / 1e6 };
 }
 
 function child(mode, n) {
@@ -102,11 +106,11 @@ try {
       // The baseline: writing as many bytes as the result straight to the same disk. All of them:
       // a few GB fit in the page cache and its dirty-page allowance, so a shorter write measures
       // memory, not the disk (4 GB gave 1.3 GB/s here, where 12.8 GB run into writeback).
-      disk.push(diskWriteMBps(fileBytes));
+      disk.push(diskWrite(fileBytes));
     }
     const memorySeconds = median(memory.map((r) => r.seconds));
     const fileSeconds = median(file.map((r) => r.seconds));
-    const diskMBps = median(disk);
+    const diskMBps = median(disk.map((d) => d.MBps));
     const diskSeconds = fileBytes / 1e6 / diskMBps;
     const goalSeconds = Math.max(1.3 * memorySeconds, 1.1 * diskSeconds);
     runs.push({
@@ -130,11 +134,12 @@ try {
       cpuSeconds: {
         file: { user: r3(median(file.map((r) => r.userSeconds))), system: r3(median(file.map((r) => r.systemSeconds))) },
         memory: { user: r3(median(memory.map((r) => r.userSeconds))), system: r3(median(memory.map((r) => r.systemSeconds))) },
+        disk: { user: r3(median(disk.map((d) => d.userSeconds))), system: r3(median(disk.map((d) => d.systemSeconds))) },
       },
       each: {
         memorySeconds: memory.map((r) => r3(r.seconds)),
         fileSeconds: file.map((r) => r3(r.seconds)),
-        diskMBps: disk.map((x) => +x.toFixed(1)),
+        diskMBps: disk.map((d) => +d.MBps.toFixed(1)),
         maxEventLoopStallMs: { file: file.map((r) => +r.maxEventLoopStallMs.toFixed(1)), memory: memory.map((r) => +r.maxEventLoopStallMs.toFixed(1)) },
       },
       loadAverage: { before: loadBefore, after: load() },

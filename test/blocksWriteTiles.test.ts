@@ -1,14 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockScheduler, type BlockInfo } from '../src/blocks/blockScheduler.js';
-import { stagedElements } from '../src/blocks/blockStaging.js';
+import { stageBlock, stagedElements, type StagedRun } from '../src/blocks/blockStaging.js';
 import { FileWriter } from '../src/blocks/fileWriter.js';
 import { NpyFileSink } from '../src/blocks/npyFileSink.js';
 import { npyFileLayout, type FileLayout, type NpyFileLayout } from '../src/blocks/npyLayout.js';
-import { planWriteTiles } from '../src/blocks/writeTiles.js';
+import { BlockJournal } from '../src/blocks/blockJournal.js';
+import { CompleteStart, planWriteTiles } from '../src/blocks/writeTiles.js';
 import { LogicError } from '../src/core/errors.js';
 
 let dir: string;
@@ -69,7 +71,7 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
 }
 
 /** Writes `order` through a writer with `tiles` and returns the file's data and the blocks reported written. */
-async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[], scheduler: BlockScheduler, stagingBudget: number, order: (tiled: readonly BlockInfo[]) => readonly BlockInfo[]): Promise<{ data: number[]; written: number[]; side: number }> {
+async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[], scheduler: BlockScheduler, stagingBudget: number, order: (tiled: readonly BlockInfo[]) => readonly BlockInfo[], release = false): Promise<{ data: number[]; written: number[]; side: number }> {
   const tiles = planWriteTiles(layout, blocks, scheduler.blockSide, scheduler.blocks.length, stagingBudget);
   const path = join(dir, `t${Math.random().toString(36).slice(2)}.npy`);
   await writeFile(path, new Uint8Array(layout.bytes));
@@ -82,6 +84,7 @@ async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[],
     stagingElements: tiles.tileElements,
     stagingBytes: Math.max(stagingBudget, tiles.tileElements * layout.elementBytes),
     tiles,
+    ...(release ? { release: { path, everyBytes: 0 } } : {}),
     slots: 2,
     onWritten: (b) => written.push(b.index),
   });
@@ -122,6 +125,61 @@ describe('write tiles', () => {
     expect(planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 0).blocks).toEqual(todo);
   });
 
+  /** Marks the file elements `block` fills. */
+  function cover(layout: NpyFileLayout, block: BlockInfo, covered: Uint8Array): void {
+    const staging = new Float64Array(stagedElements(layout, block));
+    const runs: StagedRun[] = [];
+    stageBlock(npyFileLayout(layout.kind, 'float64', layout.nRows, layout.nCols), block, blockData({ ...layout, dtype: 'float64' }, block), staging, runs);
+    for (const run of runs) covered.fill(1, run.at, run.at + run.length);
+  }
+
+  for (const kind of ['square', 'condensed', 'dense'] as const) {
+    it(`fills a ${kind} file from its start, and says after each tile how much of the start is final`, () => {
+      const n = 37;
+      const m = kind === 'dense' ? 41 : n;
+      const layout = npyFileLayout(kind, 'float32', n, m);
+      const scheduler = new BlockScheduler({ nRows: n, nCols: m, mode: kind === 'dense' ? 'full' : 'lowerTriangle', maxOutputElements: 25 });
+      for (const [what, todo] of [['fresh', scheduler.blocks], ['resumed', scheduler.blocks.filter((b) => b.index % 4 !== 1)]] as const) {
+        for (const budget of [2 * 800, 1 << 24]) {
+          const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, budget);
+          expect(tiles.side, `${what}, budget ${budget}`).toBeGreaterThan(1);
+          const covered = new Uint8Array(layout.elements);
+          for (const b of scheduler.blocks) if (!todo.includes(b)) cover(layout, b, covered);
+          const count = tiles.tileBlocks.length;
+          expect(tiles.completeBefore.length).toBe(count + 1);
+          let k = 0;
+          let early = false;
+          for (let t = 0; t <= count; t++) {
+            const final = (tiles.completeBefore[t]! - layout.header.length) / layout.elementBytes;
+            expect(Number.isInteger(final) && final >= 0).toBe(true);
+            if (t > 0) expect(tiles.completeBefore[t]).toBeGreaterThanOrEqual(tiles.completeBefore[t - 1]!);
+            // Everything said to be final is written by the tiles before t (or was on disk before).
+            expect(covered.subarray(0, final).every((c) => c === 1), `${what}, tile ${t} of ${count}`).toBe(true);
+            if (t < count && final > 0) early = true;
+            for (; k < tiles.blocks.length && tiles.tileOf[tiles.blocks[k]!.index] === t; k++) cover(layout, tiles.blocks[k]!, covered);
+          }
+          expect(tiles.completeBefore[count]).toBe(layout.bytes);
+          // The order makes the start final long before the end: bands of the file complete one by one.
+          expect(early).toBe(true);
+        }
+      }
+    });
+  }
+
+  it('counts the complete start of the file only once every tile before it is in, in whatever order tiles finish', () => {
+    const start = new CompleteStart(Int32Array.from([2, 1, 3]), Float64Array.from([0, 100, 250, 400]));
+    expect(start.bytes).toBe(0);
+    expect(start.written(1, 1)).toBe(0);
+    expect(start.written(0, 1)).toBe(0);
+    expect(start.written(0, 1)).toBe(250);
+    expect(start.written(-1, 1)).toBe(250);
+    expect(start.written(2, 2)).toBe(250);
+    expect(start.written(2, 1)).toBe(400);
+    expect(start.written(2, 1)).toBe(400);
+    // A plan without the figures says nothing is complete.
+    expect(new CompleteStart(Int32Array.from([1]), new Float64Array(0)).written(0, 1)).toBe(0);
+  });
+
   it('counts only the blocks still to write, so a resumed run completes its tiles', () => {
     const layout = npyFileLayout('condensed', 'float32', 50, 50);
     const scheduler = new BlockScheduler({ nRows: 50, nCols: 50, mode: 'lowerTriangle', maxOutputElements: 100 });
@@ -157,7 +215,9 @@ describe('write tiles', () => {
           expect(tiled.side).toBe(4);
           const tight = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, all.length, 1 << 24).tileElements * layout.elementBytes;
           const mixed = await writeThrough(layout, scheduler.blocks, scheduler, tight, (t) => shuffled(t, 7));
-          for (const run of [alone, tiled, mixed]) {
+          // Dropping the complete start of the file from the page cache after every tile changes no byte.
+          const released = await writeThrough(layout, scheduler.blocks, scheduler, tight, (t) => t, true);
+          for (const run of [alone, tiled, mixed, released]) {
             expect(run.data).toEqual(want);
             expect(run.written).toEqual(all);
           }
@@ -225,6 +285,44 @@ describe('write tiles', () => {
     const want = expected(layout);
     for (const b of first) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(want[b.rowFirst * 12 + b.colFirst]);
     for (const b of second) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(0);
+  });
+
+  it('writes, and resumes after a dead run, a file whose complete start is dropped from the page cache as it goes, byte for byte', async () => {
+    const layout = npyFileLayout('square', 'float64', 40, 40);
+    const scheduler = new BlockScheduler({ nRows: 40, nCols: 40, mode: 'lowerTriangle', maxOutputElements: 25, nSplitsHint: 1 });
+    const target = join(dir, 'dropped.npy');
+    const identity = { inputs: 'x', options: 'y' };
+    const run = async (resume: boolean): Promise<number> => {
+      // dropPagesFrom 0: every file is dropped, whatever the machine's memory.
+      const sink = await NpyFileSink.open({ target, layout, identity, resume, queueBytes: 1 << 20, dropPagesFrom: 0, what: 'the test result', waysOut: [] });
+      const blocks = await sink.begin(scheduler);
+      for (const b of blocks) await sink.write(b, blockData(layout, b));
+      await sink.commit();
+      return blocks.length;
+    };
+    expect(await run(false)).toBe(scheduler.blocks.length);
+    const whole = readFileSync(target);
+    expect(readData(target, layout)).toEqual(expected(layout));
+    // A dead run that wrote the first 10 blocks of the schedule: its file holds only those, its journal lists them.
+    const pid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const partial = Uint8Array.from(whole);
+    const kept = new Uint8Array(layout.elements);
+    for (const b of scheduler.blocks) if (b.index < 10) cover(layout, b, kept);
+    const data = new Float64Array(partial.buffer, layout.header.length, layout.elements);
+    for (let k = 0; k < kept.length; k++) if (kept[k] === 0) data[k] = 0;
+    const temp = join(dir, `.dropped.npy.${pid}.00ff00.tmp`);
+    await writeFile(temp, partial);
+    const journal = await BlockJournal.create(join(dir, `.dropped.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
+    for (let k = 0; k < 10; k++) journal.add(k);
+    const handle = await open(temp, 'r');
+    await journal.flush(handle);
+    await handle.close();
+    await journal.close();
+    await rm(target);
+    expect(await run(true)).toBe(scheduler.blocks.length - 10);
+    expect(readFileSync(target).equals(whole)).toBe(true);
+    expect((await readdir(dir)).filter((n) => n.includes('dropped'))).toEqual(['dropped.npy']);
+    await rm(target);
   });
 
   it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {

@@ -28,7 +28,13 @@ export interface FileWriterOptions {
   /** Bytes of staging buffers the thread may hold; default: two tiles. */
   readonly stagingBytes?: number;
   /** The write tiles (from planWriteTiles); default: every block a tile of its own. */
-  readonly tiles?: { readonly tileOf: Int32Array; readonly tileBlocks: Int32Array };
+  readonly tiles?: { readonly tileOf: Int32Array; readonly tileBlocks: Int32Array; readonly completeBefore?: Float64Array };
+  /**
+   * The file's path, to drop the start of the file from the page cache as it completes (with
+   * `tiles.completeBefore`; see pageCache.ts), each time at least `everyBytes` more of it are
+   * complete; default: the pages stay cached.
+   */
+  readonly release?: { readonly path: string; readonly everyBytes: number };
   /** Blocks in flight at most (at least 1). */
   readonly slots: number;
   /** Called once per block whose bytes are in the file, in the order the thread wrote them. */
@@ -60,6 +66,8 @@ export class FileWriter {
       stagingBytes: options.stagingBytes ?? 2 * tileBytes,
       tileOf: options.tiles?.tileOf ?? new Int32Array(0),
       tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
+      completeBefore: options.tiles?.completeBefore ?? new Float64Array(0),
+      ...(options.release === undefined ? {} : { release: options.release }),
     };
     this.#thread = startThread(entry, { workerData: init });
     // Only blocks in flight keep the process alive: an idle writer never holds it open.

@@ -14,6 +14,8 @@ import type { BlockInfo } from './blockScheduler.js';
 import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
+import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
+import { CompleteStart } from './writeTiles.js';
 
 /** What the thread starts with. */
 export interface FileWriterInit {
@@ -27,6 +29,13 @@ export interface FileWriterInit {
   /** Tile of each block index (-1 or absent: the block is a tile of its own), and blocks per tile. */
   readonly tileOf: Int32Array;
   readonly tileBlocks: Int32Array;
+  /** Bytes at the file's start complete once tiles `0 .. t - 1` are written (see WriteTiles.completeBefore); empty: unknown. */
+  readonly completeBefore: Float64Array;
+  /**
+   * The file's path, to drop the complete start of the file from the page cache (pageCache.ts)
+   * each time at least `everyBytes` more of it are complete; absent: the pages stay cached.
+   */
+  readonly release?: { readonly path: string; readonly everyBytes: number };
 }
 
 /**
@@ -132,6 +141,25 @@ function serve(init: FileWriterInit): void {
   let allocated = 0;
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
+  const start = new CompleteStart(tileBlocks, init.completeBefore);
+  let released = 0;
+  // Until the release is ready (an import and a WASI instance), pages stay cached.
+  let release: PageCacheRelease | undefined;
+  if (init.release !== undefined && init.completeBefore.length === tileBlocks.length + 1) {
+    void pageCacheRelease(init.release.path).then((r) => {
+      release = r;
+    });
+  }
+  /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew enough. */
+  const written = (tile: OpenTile): void => {
+    const complete = start.written(tile.id, tile.blocks.length);
+    if (release === undefined || complete <= released) return;
+    // Each call also covers what the one before left: pages still dirty or in writeback then.
+    if (complete - released >= init.release!.everyBytes || complete >= layout.bytes) {
+      released = complete;
+      release(0, complete);
+    }
+  };
 
   const answer = (a: WriterAnswer) => port.postMessage(a);
   const failure = (e: unknown): WriterAnswer['error'] => ({ logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) });
@@ -140,7 +168,10 @@ function serve(init: FileWriterInit): void {
   const finish = (tile: OpenTile): void => {
     open.delete(tile.id);
     try {
-      if (!failed) writeTile(fd, layout, tile);
+      if (!failed) {
+        writeTile(fd, layout, tile);
+        written(tile);
+      }
       answer(failed ? { settled: tile.blocks, error: { logic: false, message: 'an earlier block failed' } } : { settled: tile.blocks });
     } catch (e) {
       failed = true;

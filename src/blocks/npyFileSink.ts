@@ -13,6 +13,7 @@ import { open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, invariant } from '../core/errors.js';
+import { totalMemory } from '../platform/machine.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
 import { checkDiskSpace, type WayOut } from './capacityCheck.js';
@@ -37,6 +38,11 @@ export interface NpyFileSinkOptions {
    * write tiles; at least two blocks' worth and tiles of one block are always allowed.
    */
   readonly queueBytes: number;
+  /**
+   * A result file of at least this many bytes is dropped from the page cache as its start
+   * completes (pageCache.ts). Default: a quarter of the machine's memory.
+   */
+  readonly dropPagesFrom?: number;
   /** The result in words and the ways to shrink it, for the free-space refusal. */
   readonly what: string;
   readonly waysOut: readonly WayOut[];
@@ -49,6 +55,15 @@ export interface NpyFileSinkOptions {
  * between flushes, 26 to 66 ms with a quarter of a second.
  */
 const FLUSH_INTERVAL_MS = 250;
+
+/**
+ * A result file at least this share of the machine's memory is dropped from the page cache as its
+ * start completes (pageCache.ts); a smaller one stays cached for whoever reads it next. At N =
+ * 40,000 (12.8 GB, a 24 GB machine) dropping cut the run's system time from 40 s to 19 s; at
+ * 20,000 (3.2 GB, pages freed by the runs before reused) it saved nothing (3.8 to 4.2 s kept,
+ * 4.6 s dropped).
+ */
+const RELEASE_SHARE_OF_MEMORY = 1 / 4;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -207,6 +222,7 @@ export class NpyFileSink implements ResultWriter {
       stagingElements: tiles.tileElements,
       stagingBytes: Math.max(half, 2 * tiles.tileElements * layout.elementBytes),
       tiles,
+      ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { release: { path: this.#paths.temp, everyBytes: 0 } } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
       onWritten: (block) => this.#blockDone(block),
     });
