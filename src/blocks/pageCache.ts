@@ -84,7 +84,7 @@ export async function pageCacheRelease(path: string): Promise<PageCacheRelease |
   if (wasiModule === undefined) return undefined;
   try {
     const wasi = new wasiModule.WASI({ version: 'preview1', preopens: { '/d': dirname(path) }, returnOnExit: true });
-    const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+    const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
     if (wasm === undefined) return undefined;
     const instance = new wasm.Instance(new wasm.Module(MEMORY_ONLY), {});
     wasi.initialize(instance);
