@@ -101,6 +101,26 @@ describe.skipIf(!runThem)('kernel modules on a cluster', () => {
     expect((await readdir(dir)).filter((name) => name !== 'table.npy')).toEqual([]);
   }, 90_000);
 
+  it('runs from the command line: pxl blocks MODULE --rows N --cols M -o FILE.npy --nats URL', async () => {
+    const { server } = await serverWithWorker(['--modules', MODULE]);
+    const dir = await mkdtemp(join(tmpdir(), 'pxl-cluster-modules-'));
+    dirs.push(dir);
+    const out = join(dir, 'cli.npy');
+    const run = startPxl(['blocks', MODULE, '--export', 'table', '--params', '{"scale": 5}', '--rows', '150', '--cols', '130', '--block-side', '64', '--dtype', 'float32', '-o', out, '--nats', server.url]);
+    processes.push(run);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+    expect(run.stderr()).toMatch(/^blocks: .*clusterTableOp\.mjs \(table\), 150 x 130, 19500 pairs in [\d.]+ s .* -> .*cli\.npy$/m);
+    expect(run.stderr()).toMatch(/blocks per worker: mod 9 \(100%\)/);
+    const npy = decodeNpy(await readFile(out));
+    expect([npy.shape, npy.dtype]).toEqual([[150, 130], 'float32']);
+    expect(wrongEntries(npy.data as ArrayLike<number>, 150, 130, 5)).toBe(0);
+    const bad = startPxl(['blocks', MODULE, '--params', '{scale: 5}', '--rows', '2', '--cols', '2', '-o', join(dir, 'bad.npy'), '--nats', server.url]);
+    processes.push(bad);
+    expect((await bad.exit).code).toBe(2);
+    expect(bad.stderr()).toMatch(/^pxl: --params must be JSON, as the module's factory receives it/m);
+    expect(await readdir(dir)).toEqual(['cli.npy']);
+  }, 60_000);
+
   it('refuses a module that is not on the allow-list, with the reason, and the worker carries on', async () => {
     const { server, worker } = await serverWithWorker([]);
     const run = runBlocksOnCluster({ module: MODULE, export: 'table', params: { scale: 1 }, nRows: 10, nCols: 10, cluster: { nats: server.url } });

@@ -77,6 +77,24 @@ export interface WorkerCliOptions extends NatsCliOptions {
   quiet?: boolean;
 }
 
+/** `pxl blocks`: a kernel module's BlockOp on a cluster. */
+export interface BlocksCliOptions extends NatsCliOptions {
+  export?: string;
+  /** JSON text handed to the module's factory on every worker. */
+  params?: string;
+  rows: number;
+  cols: number;
+  dtype: FloatDType;
+  blockSide?: number;
+  output: string;
+  resume?: boolean;
+  memory: number;
+  nats: string;
+  ackWait?: number;
+  replicas?: number;
+  quiet?: boolean;
+}
+
 export interface InfoOptions {
   cores?: number;
   device: 'cpu' | 'gpu' | 'all';

@@ -1,11 +1,11 @@
 /**
  * The subcommands and their options, declared only: each action loads its implementation
- * (pairwiseCommand.ts, randomPcfsCommand.ts, workerCommand.ts, webCommand.ts) when it runs, so `pxl --version`,
+ * (pairwiseCommand.ts, blocksCommand.ts, randomPcfsCommand.ts, workerCommand.ts, webCommand.ts) when it runs, so `pxl --version`,
  * `pxl --help` and a mistyped option load neither the PCF operations nor the NATS clients.
  */
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { CdistCliOptions, CommandEnv, InfoOptions, L2KernelOptions, PdistOptions, RandomOptions, WorkerCliOptions } from './commandOptions.js';
+import type { BlocksCliOptions, CdistCliOptions, CommandEnv, InfoOptions, L2KernelOptions, PdistOptions, RandomOptions, WorkerCliOptions } from './commandOptions.js';
 import { MATRIX_LAYOUTS } from './layouts.js';
 import { parseSize } from './memorySize.js';
 import type { WebOptions } from './webCommand.js';
@@ -58,11 +58,15 @@ export const natsOptions = (): Option[] => [
   new Option('--nats-cert <file>', 'PEM client certificate, for a server that verifies clients (with --nats-key)'),
   new Option('--nats-key <file>', 'PEM private key of --nats-cert'),
 ];
+/** --replicas and --ack-wait of a run on a cluster. */
+const clusterRunOptions = (): Option[] => [
+  new Option('--replicas <n>', 'with --nats: copies a NATS cluster keeps of the run\'s streams (at most its size)').argParser(integerParser(1)),
+  new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker').argParser(integerParser(100)),
+];
 const clusterOptions = (): Option[] => [
   new Option('--nats <url>', 'run the blocks on `pxl worker` processes through this NATS JetStream server (needs -o FILE.npy); see docs/cluster.md'),
   ...natsOptions(),
-  new Option('--replicas <n>', 'with --nats: copies a NATS cluster keeps of the run\'s streams (at most its size)').argParser(integerParser(1)),
-  new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker').argParser(integerParser(100)),
+  ...clusterRunOptions(),
 ];
 
 const resumeOption = (): Option => new Option('--resume', 'continue the .npy output a killed run left (its partial file and journal), computing only the blocks it lacks');
@@ -79,7 +83,7 @@ function parsePort(value: string): number {
   return port;
 }
 
-/** Adds pdist, cdist, l2-kernel, worker, random-pcfs, info and web to `program`. */
+/** Adds pdist, cdist, l2-kernel, worker, blocks, random-pcfs, info and web to `program`. */
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
@@ -127,7 +131,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .action(async (input: string, options: L2KernelOptions) => (await import('./pairwiseCommand.js')).l2KernelCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('worker')
-    .description('Join the pool of a NATS JetStream server and compute blocks of pdist, cdist and l2-kernel runs started with --nats, until SIGTERM or Ctrl-C (which let blocks in flight finish)')
+    .description('Join the pool of a NATS JetStream server and compute blocks of pdist, cdist and l2-kernel runs started with --nats (and of pxl blocks runs of the kernel modules in --modules), until SIGTERM or Ctrl-C (which let blocks in flight finish)')
     .requiredOption('--nats <url>', 'the NATS server, e.g. nats://nats.example:4222 (comma-separated for several)')
     .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
     .addOption(new Option('--device <device>', 'where blocks run: cpu (--cores cores); gpu (WebGPU; float32 runs only); all: both, each taking the next block when free, the GPU leaving float64 and kernel-module runs to the cores').choices(['cpu', 'gpu', 'all']).default('cpu'))
@@ -136,6 +140,22 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
     .addOption(quietOption('log lines on stderr'))
     .action(async (options: WorkerCliOptions) => (await import('./workerCommand.js')).workerCommand(env, options)), natsOptions());
+
+  addOptions(program.command('blocks')
+    .description('The matrix of a kernel module\'s BlockOp, computed by `pxl worker` processes that allow the module (--modules) through a NATS JetStream server, streamed into a .npy file (C order, ROWS x COLS); see docs/cluster.md')
+    .argument('<module>', 'the kernel module, spelled as the workers\' --modules lists it (a package name or a path on every machine)')
+    .addOption(new Option('--export <name>', 'the module\'s export that makes the BlockOp (default: its default export)'))
+    .addOption(new Option('--params <json>', 'JSON handed to that factory on every worker (default: null)'))
+    .requiredOption('--rows <n>', 'required: rows of the matrix', integerParser(1))
+    .requiredOption('--cols <n>', 'required: columns of the matrix', integerParser(1))
+    .addOption(new Option('--dtype <dtype>', 'element type of the matrix').choices(['float32', 'float64']).default('float64'))
+    .addOption(new Option('--block-side <n>', 'side of the square blocks (default: an eighth of the larger side, within 64 to 1023)').argParser(integerParser(1)))
+    .addOption(new Option('-o, --output <file>', 'required: the .npy file to write (to a temporary file renamed into place when complete)').makeOptionMandatory())
+    .requiredOption('--nats <url>', 'required: the NATS server the workers joined, e.g. nats://nats.example:4222')
+    .addOption(memoryOption())
+    .addOption(resumeOption())
+    .addOption(quietOption('progress bar, summary line or cluster status lines on stderr'))
+    .action(async (module: string, options: BlocksCliOptions) => (await import('./blocksCommand.js')).blocksCommand(env, module, options)), [...natsOptions(), ...clusterRunOptions()]);
 
   program.command('random-pcfs')
     .description('Seeded random PCFs as demo data: times in [0, 10), values in [0, 1), the last value 0')

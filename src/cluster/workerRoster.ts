@@ -29,8 +29,9 @@ export class WorkerRoster {
     return this.#order.indexOf(id);
   }
 
-  /** Counts a block delivered by `id`. */
+  /** Counts a block delivered by `id`, counting the worker in if it is new (a run can end before its first heartbeat is heard). */
   delivered(id: string): void {
+    if (!this.#order.includes(id)) this.#order.push(id);
     this.#blocks.set(id, (this.#blocks.get(id) ?? 0) + 1);
   }
 
