@@ -84,7 +84,7 @@ async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[],
     stagingElements: tiles.tileElements,
     stagingBytes: Math.max(stagingBudget, tiles.tileElements * layout.elementBytes),
     tiles,
-    ...(release ? { release: { path, everyBytes: 0 } } : {}),
+    ...(release ? { releasePath: path } : {}),
     slots: 2,
     onWritten: (b) => written.push(b.index),
   });

@@ -31,10 +31,9 @@ export interface FileWriterOptions {
   readonly tiles?: { readonly tileOf: Int32Array; readonly tileBlocks: Int32Array; readonly completeBefore?: Float64Array };
   /**
    * The file's path, to drop the start of the file from the page cache as it completes (with
-   * `tiles.completeBefore`; see pageCache.ts), each time at least `everyBytes` more of it are
-   * complete; default: the pages stay cached.
+   * `tiles.completeBefore`; see pageCache.ts); default: the pages stay cached.
    */
-  readonly release?: { readonly path: string; readonly everyBytes: number };
+  readonly releasePath?: string;
   /** Blocks in flight at most (at least 1). */
   readonly slots: number;
   /** Called once per block whose bytes are in the file, in the order the thread wrote them. */
@@ -67,7 +66,7 @@ export class FileWriter {
       tileOf: options.tiles?.tileOf ?? new Int32Array(0),
       tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
       completeBefore: options.tiles?.completeBefore ?? new Float64Array(0),
-      ...(options.release === undefined ? {} : { release: options.release }),
+      ...(options.releasePath === undefined ? {} : { releasePath: options.releasePath }),
     };
     this.#thread = startThread(entry, { workerData: init });
     // Only blocks in flight keep the process alive: an idle writer never holds it open.

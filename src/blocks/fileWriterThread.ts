@@ -33,9 +33,9 @@ export interface FileWriterInit {
   readonly completeBefore: Float64Array;
   /**
    * The file's path, to drop the complete start of the file from the page cache (pageCache.ts)
-   * each time at least `everyBytes` more of it are complete; absent: the pages stay cached.
+   * each time it grows; absent: the pages stay cached.
    */
-  readonly release?: { readonly path: string; readonly everyBytes: number };
+  readonly releasePath?: string;
 }
 
 /**
@@ -145,20 +145,18 @@ function serve(init: FileWriterInit): void {
   let released = 0;
   // Until the release is ready (an import and a WASI instance), pages stay cached.
   let release: PageCacheRelease | undefined;
-  if (init.release !== undefined && init.completeBefore.length === tileBlocks.length + 1) {
-    void pageCacheRelease(init.release.path).then((r) => {
+  if (init.releasePath !== undefined && init.completeBefore.length === tileBlocks.length + 1) {
+    void pageCacheRelease(init.releasePath).then((r) => {
       release = r;
     });
   }
-  /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew enough. */
+  /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew. */
   const written = (tile: OpenTile): void => {
     const complete = start.written(tile.id, tile.blocks.length);
     if (release === undefined || complete <= released) return;
     // Each call also covers what the one before left: pages still dirty or in writeback then.
-    if (complete - released >= init.release!.everyBytes || complete >= layout.bytes) {
-      released = complete;
-      release(0, complete);
-    }
+    released = complete;
+    release(0, complete);
   };
 
   const answer = (a: WriterAnswer) => port.postMessage(a);

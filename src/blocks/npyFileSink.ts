@@ -222,7 +222,7 @@ export class NpyFileSink implements ResultWriter {
       stagingElements: tiles.tileElements,
       stagingBytes: Math.max(half, 2 * tiles.tileElements * layout.elementBytes),
       tiles,
-      ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { release: { path: this.#paths.temp, everyBytes: 0 } } : {}),
+      ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
       onWritten: (block) => this.#blockDone(block),
     });

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { runBlocksOnCluster } from '../cluster/index.js';
-import { clusterReporter, natsConnection } from './clusterCliOptions.js';
+import { clusterRun } from './clusterCliOptions.js';
 import type { BlocksCliOptions, CommandEnv } from './commandOptions.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { UsageError } from './terminal.js';
@@ -40,13 +40,7 @@ export async function blocksCommand(env: CommandEnv, module: string, options: Bl
       memory: options.memory,
       signal: env.signal,
       ...(bar.onProgress && { onProgress: bar.onProgress }),
-      cluster: {
-        nats: options.nats,
-        ...natsConnection(options),
-        ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
-        ...(options.replicas !== undefined && { replicas: options.replicas }),
-        onStatus: clusterReporter(env, options.quiet === true, bar),
-      },
+      cluster: clusterRun(env, options, options.nats, bar),
     });
   } finally {
     bar.stop();

@@ -32,3 +32,14 @@ export function clusterReporter(env: CommandEnv, quiet: boolean, bar?: ProgressB
     else env.io.stderr.write(`pxl: ${formatShares(status.shares)}\n`);
   };
 }
+
+/** The cluster options of a run started from the command line (pdist, cdist, l2-kernel with --nats, and blocks). */
+export function clusterRun(env: CommandEnv, options: NatsCliOptions & { readonly ackWait?: number; readonly replicas?: number; readonly quiet?: boolean }, nats: string, bar: ProgressBar): ClusterOptions {
+  return {
+    nats,
+    ...natsConnection(options),
+    ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
+    ...(options.replicas !== undefined && { replicas: options.replicas }),
+    onStatus: clusterReporter(env, options.quiet === true, bar),
+  };
+}

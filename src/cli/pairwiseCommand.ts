@@ -12,7 +12,7 @@ import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import { checkWritable } from './atomicFile.js';
-import { clusterReporter, natsConnection } from './clusterCliOptions.js';
+import { clusterRun } from './clusterCliOptions.js';
 import type { CdistCliOptions, CommandEnv, CommonOptions, L2KernelOptions, PdistOptions } from './commandOptions.js';
 import { type CliDevices, checkDeviceOptions, dtypeFor, openDevices } from './cliDevices.js';
 import { readPcfInput } from './pcfFiles.js';
@@ -124,13 +124,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
     timeline.mark('devices ready');
     const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
     const started = performance.now();
-    const clusterCall: ClusterOptions | undefined = cluster === undefined ? undefined : {
-      ...cluster,
-      ...natsConnection(options),
-      ...(options.ackWait !== undefined && { ackWait: options.ackWait }),
-      ...(options.replicas !== undefined && { replicas: options.replicas }),
-      onStatus: clusterReporter(env, options.quiet === true, bar),
-    };
+    const clusterCall = cluster === undefined ? undefined : clusterRun(env, options, cluster.nats, bar);
     const onProgress = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
     const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(onProgress && { onProgress }), ...(clusterCall && { cluster: clusterCall }) };
     try {

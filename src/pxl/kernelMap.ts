@@ -5,7 +5,7 @@ import { checkFunction, checkInteger, checkOneOf, describe } from '../core/valid
 import type { Topology } from '../core/topology.js';
 import { toLaunchArgs, type KernelArg } from './arguments.js';
 import { checkArgumentCount } from './kernelModule.js';
-import { DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type CorePlan, type LaunchPlan } from './launchPlan.js';
+import { batchCountOf, DefaultBatchSize, LocalityMode, MaxTaskCount, planLaunch, type CorePlan, type LaunchPlan } from './launchPlan.js';
 import { newRun, type Run } from './mapRun.js';
 import { Result, type ExecuteStatus, type Progress } from './result.js';
 import { Stream } from './stream.js';
@@ -258,7 +258,7 @@ export class KernelMap {
       step('DeviceInit');
       // Progress belongs to this launch from here on, not to the previous one.
       this.#handle = undefined;
-      this.#target = Math.ceil(this.taskCount / this.#batchSize);
+      this.#target = batchCountOf(this.taskCount, this.#batchSize);
       step('Request');
       const launchId = nextLaunchId++;
       run.trace?.launched(launchId, this.taskCount, this.#batchSize);

@@ -72,7 +72,7 @@ export function planLaunch(shape: LaunchShape): LaunchPlan {
   const topology = checkTopology(shape.topology);
   const subs = checkSubs(shape.subs, topology.subs);
 
-  const batchCount = Math.ceil(taskCount / batchSize);
+  const batchCount = batchCountOf(taskCount, batchSize);
   const nSubs = subs.length;
   const perCluster = topology.coresPerCluster;
   const clusters = nSubs * topology.clustersPerSub;
@@ -103,6 +103,11 @@ export function planLaunch(shape: LaunchShape): LaunchPlan {
     }
   }
   return { batchCount, cores };
+}
+
+/** Batches of a launch: `ceil(taskCount / batchSize)`, the last one possibly short. */
+export function batchCountOf(taskCount: number, batchSize: number): number {
+  return Math.ceil(taskCount / batchSize);
 }
 
 /**
