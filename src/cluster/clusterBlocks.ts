@@ -10,6 +10,7 @@ import { OptionError } from '../core/errors.js';
 import { checkBoolean, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import type { ClusterOptions } from '../pcf/clusterHook.js';
 import { checkOut, computeToFile, DEFAULT_MEMORY, type ResultFile } from '../pcf/resultFile.js';
+import { MaxSquareSide } from '../pxl/launchPlan.js';
 import { runModuleCoordinator } from './coordinator.js';
 
 /** Options of {@link runBlocksOnCluster}. */
@@ -79,7 +80,7 @@ export async function runBlocksOnCluster(options: ClusterBlocksOptions): Promise
   const nCols = checkInteger('nCols', o.nCols, 1, 2 ** 31);
   const dtype = checkOneOf('dtype', o.dtype ?? 'float64', ['float32', 'float64'] as const);
   const n = Math.max(nRows, nCols);
-  const side = o.blockSide === undefined ? Math.min(n, 1023, Math.max(64, Math.ceil(n / 8))) : checkInteger('blockSide', o.blockSide, 1, 65536);
+  const side = o.blockSide === undefined ? Math.min(n, MaxSquareSide, Math.max(64, Math.ceil(n / 8))) : checkInteger('blockSide', o.blockSide, 1, 65536);
   if (o.cluster === undefined) throw new OptionError('runBlocksOnCluster needs cluster: { nats: URL }');
   const op = { name: 'module', module: o.module.trim(), export: name, params, dtype } as const;
   const target = { fnName: 'runBlocksOnCluster', skip: 'none', dtype, cluster: o.cluster, signal: o.signal, onProgress: o.onProgress } as const;

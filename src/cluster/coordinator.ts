@@ -13,6 +13,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
 import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
 import type { ClusterRequest } from '../pcf/clusterHook.js';
+import { MaxSquareSide } from '../pxl/launchPlan.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
 import { objectStores, putInput } from './inputBucket.js';
 import { releaseMessage } from './natsTransport.js';
@@ -29,8 +30,8 @@ import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js
 export const DEFAULT_ACK_WAIT_MS = 10_000;
 /** Block side bounds of a cluster run: large enough that a block's compute dwarfs its round trip. */
 const MIN_SIDE = 64;
-/** 1023, not 1024: a GPU worker computes a block in one launch of at most 2^20 - 1 pairs. */
-const MAX_SIDE = 1023;
+/** A GPU worker computes a block in one launch: 1023, not 1024. */
+const MAX_SIDE = MaxSquareSide;
 /** Items published at once while the work stream fills. */
 const PUBLISH_WINDOW = 256;
 /** Results the coordinator holds unwritten: each is one block, up to MAX_SIDE^2 values. */

@@ -10,7 +10,7 @@ import { uploadPcfSet, type DevicePcfSet } from '../pcf/devicePcfSet.js';
 import { L2_INNER, pcfOp } from '../pcf/integrate.js';
 import { GpuPcfBlockOp } from '../pcf/gpuBlockOp.js';
 import { PcfBlockOp } from '../pcf/pcfBlockOp.js';
-import { MaxTaskCount } from '../pxl/launchPlan.js';
+import { MaxSquareSide, MaxTaskCount } from '../pxl/launchPlan.js';
 import type { PcfWorkspace } from '../pcf/pcfWorkspace.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import type { Context } from '../pxl/context.js';
@@ -65,7 +65,7 @@ export class WorkerRun {
       throw new UnsupportedError('this worker computes on its GPU, in float32 (WebGPU has no float64); run with dtype float32 (--dtype float32), or start workers with --device cpu');
     }
     if (gpu && item.blockSide * item.blockSide > MaxTaskCount) {
-      throw new UnsupportedError(`this worker computes on its GPU, where a block is one launch of at most ${MaxTaskCount} pairs; blocks of side ${item.blockSide} are larger (give minBlockSide 1023 or less)`);
+      throw new UnsupportedError(`this worker computes on its GPU, where a block is one launch of at most ${MaxTaskCount} pairs; blocks of side ${item.blockSide} are larger (give minBlockSide ${MaxSquareSide} or less)`);
     }
     if (rows.count !== item.nRows || cols.count !== item.nCols) {
       throw new UnsupportedError(`the item describes a ${item.nRows} x ${item.nCols} matrix, but its inputs hold ${rows.count} and ${cols.count} PCFs`);

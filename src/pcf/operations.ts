@@ -11,7 +11,7 @@ import { runBlockPipeline } from '../blocks/blockPipeline.js';
 import type { BlockMode, BlockOp, BlockProgress, FloatDType, ResultWriter, TriangleSkipMode } from '../blocks/index.js';
 import { CancelledError, OptionError } from '../core/errors.js';
 import { checkOneOf } from '../core/validate.js';
-import { MaxTaskCount } from '../pxl/launchPlan.js';
+import { MaxSquareSide, MaxTaskCount } from '../pxl/launchPlan.js';
 import { createContext, type Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
@@ -169,8 +169,6 @@ const DEFAULT_MIN_BLOCK_SIDE = 64;
  */
 const GPU_SPLITS = 2;
 const GPU_MIN_BLOCK_SIDE = 256;
-/** The largest square block that one GPU launch holds (a task per pair, at most MaxTaskCount tasks). */
-const GPU_MAX_BLOCK_SIDE = Math.floor(Math.sqrt(MaxTaskCount));
 /** Block side floor for a result streamed to a file: rows of 8 KiB per write in float64. */
 const FILE_MIN_BLOCK_SIDE = 1024;
 
@@ -340,7 +338,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     // A file takes one write per block row (twice for a square one): larger blocks, fewer writes.
     // Not so large, though, that fewer than about 4 bands per device are left to balance the load.
     // With a GPU among the devices, no larger than one launch holds.
-    const fileSide = sink === undefined ? 0 : Math.min(plan.gpu ? GPU_MAX_BLOCK_SIDE : FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)), Math.floor(Math.max(rows.count, cols.count) / (4 * slots.length)));
+    const fileSide = sink === undefined ? 0 : Math.min(plan.gpu ? MaxSquareSide : FILE_MIN_BLOCK_SIDE, Math.floor(Math.sqrt(memoryCap)), Math.floor(Math.max(rows.count, cols.count) / (4 * slots.length)));
     // A resumed file must be cut into the blocks its journal counts: the same side, whatever the budget is now.
     const side = sink?.resumed?.header.blockSide;
     const scheduler = new BlockScheduler({
@@ -354,7 +352,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
     if (plan.gpu && scheduler.maxBlockElements > MaxTaskCount) {
       const why = side !== undefined
         ? `the partial file being resumed was cut into blocks of side ${side} by a run without the GPU: resume it without the GPU (device 'cpu'), or start it again without resume`
-        : `lower maxOutputElements or minBlockSide (at most ${GPU_MAX_BLOCK_SIDE})`;
+        : `lower maxOutputElements or minBlockSide (at most ${MaxSquareSide})`;
       throw new OptionError(`on the GPU a block is one launch of at most ${MaxTaskCount} pairs, but this run's blocks hold ${scheduler.maxBlockElements}: ${why}`);
     }
     const blocks = sink === undefined ? undefined : await sink.begin(scheduler);

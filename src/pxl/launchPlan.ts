@@ -5,6 +5,9 @@ import { coreIndex, type Topology } from '../core/topology.js';
 /** Largest taskCount (and batchSize) a launch accepts: `(1 << 20) - 1`. */
 export const MaxTaskCount = (1 << 20) - 1;
 
+/** Side of the largest square of tasks one launch holds: 1023, as 1024^2 is one more than MaxTaskCount. */
+export const MaxSquareSide = Math.floor(Math.sqrt(MaxTaskCount));
+
 /** batchSize used when the Map does not set one. */
 export const DefaultBatchSize = 16;
 
