@@ -356,7 +356,7 @@ describe('pxl --help and --version', () => {
     const top = await pxl(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('pdist [options] <input>');
-    expect(top.stdout).toContain('Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled.');
+    expect(top.stdout).toContain('Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled, 141 standard\noutput closed by its reader before the result was written (as "| head" does).');
     const pdistHelp = await pxl(['pdist', '--help']);
     expect(pdistHelp.code).toBe(0);
     expect(pdistHelp.stdout.replace(/\s+/g, ' ')).toContain('--p <p> exponent of the Lp distance, a number >= 1 (default: 1)');

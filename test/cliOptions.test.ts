@@ -149,6 +149,27 @@ describe('standard input and output', () => {
     expect(r.stderr).toMatch(/^pxl: standard input: invalid JSON: /);
   });
 
+  it('stops quietly when the reader closes standard output early (| head): help and --version exit 0, a result 141, no message or stack', async () => {
+    const closedEarly = (args: readonly string[]): Promise<{ code: number | null; stderr: string }> => {
+      const proc = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      // Our end of the pipe closes before the child has started, so its first write finds no reader.
+      proc.stdout.destroy();
+      let stderr = '';
+      proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setTimeout(() => process.kill(proc.pid!, 'SIGKILL'), 60_000);
+      return new Promise((resolve) =>
+        proc.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        }),
+      );
+    };
+    expect(await closedEarly(['--help'])).toEqual({ code: 0, stderr: '' });
+    expect(await closedEarly(['--version'])).toEqual({ code: 0, stderr: '' });
+    expect(await closedEarly(['pdist', at('known.json'), '-o', '-', '--format', 'npy'])).toEqual({ code: 141, stderr: '' });
+    expect(await closedEarly(['random-pcfs', '--n', '50', '--points', '5', '-o', '-', '--format', 'json'])).toEqual({ code: 141, stderr: '' });
+  });
+
   it('refuses -o - without --format, a --format that contradicts the extension, and --resume to standard output, with exit code 2', async () => {
     const cases: Array<[string[], string]> = [
       [['pdist', at('known.json'), '-o', '-'], 'pxl: -o - writes to standard output, which has no extension to choose the format by: add --format npy or --format json\n'],

@@ -3,6 +3,7 @@
  * with the process's arguments and sets the exit code. `pxl --version` is answered here, before
  * commander and the commands are loaded, so that it starts about as fast as Node itself.
  */
+import { ignoreClosedPipe } from './closedPipe.js';
 import type { CliIo } from './terminal.js';
 import { packageVersion } from './version.js';
 
@@ -12,12 +13,15 @@ import { packageVersion } from './version.js';
  * never rejects: every error is printed on `io.stderr` as one `pxl: <message>` line.
  *
  * @param io streams and cancellation; defaults: process.stdout, process.stderr, Ctrl-C cancels.
- * @returns 0 on success, 1 for runtime and input errors, 2 for usage errors, 130 when cancelled.
+ * @returns 0 on success, 1 for runtime and input errors, 2 for usage errors, 130 when cancelled,
+ *   141 when standard output was closed by its reader before a result was all written.
  * @example process.exitCode = await run(['pdist', 'pcfs.json', '-o', 'd.npy']);
  */
 export async function run(args: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    (io.stdout ?? process.stdout).write(`${packageVersion()}\n`);
+    const stdout = io.stdout ?? process.stdout;
+    ignoreClosedPipe(stdout);
+    stdout.write(`${packageVersion()}\n`);
     return 0;
   }
   const { runProgram } = await import('./program.js');

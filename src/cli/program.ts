@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { removeHeldPartialFilesSync } from '../blocks/partialFiles.js';
 import { addCommands, type CommandEnv } from './commands.js';
+import { ignoreClosedPipe } from './closedPipe.js';
 import { type CliIo, ExitCode, reportError } from './terminal.js';
 import { packageVersion } from './version.js';
 
@@ -32,7 +33,8 @@ file (a second one ends at once, still removing it). A run killed hard leaves
 its .npy temporary file and a journal of finished blocks: run the same command
 with --resume to finish it; without --resume they are removed.
 
-Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled.`;
+Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled, 141 standard
+output closed by its reader before the result was written (as "| head" does).`;
 
 /**
  * A fresh `pxl` program writing to `env.io`. Commander's errors are thrown (never `process.exit`),
@@ -70,6 +72,7 @@ export async function runProgram(args: readonly string[], io: Partial<CliIo>): P
     ...(io.signal === undefined ? {} : { signal: io.signal }),
     interceptSigint: io.interceptSigint ?? true,
   };
+  ignoreClosedPipe(resolved.stdout);
   const controller = new AbortController();
   const forward = (): void => controller.abort(io.signal?.reason);
   if (io.signal?.aborted === true) forward();

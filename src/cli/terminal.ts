@@ -4,6 +4,7 @@
  */
 import { CommanderError } from 'commander';
 import { CancelledError, OptionError, PxlError } from '../core/errors.js';
+import { isClosedPipe } from './closedPipe.js';
 
 /** A text stream the CLI writes to; `process.stdout` and `process.stderr` qualify. */
 export interface CliStream {
@@ -43,6 +44,11 @@ export const ExitCode = {
   usage: 2,
   /** Cancelled by SIGINT or the injected signal (128 + SIGINT, as shells report it). */
   cancelled: 130,
+  /**
+   * Standard output was closed by its reader before the result was all written (`| head`): 128 +
+   * SIGPIPE, as shells report a tool that a closed pipe ended. Nothing is printed.
+   */
+  pipeClosed: 141,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -57,6 +63,7 @@ export class UsageError extends OptionError {}
 export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   if (error instanceof CancelledError) return ExitCode.cancelled;
+  if (isClosedPipe(error)) return ExitCode.pipeClosed;
   // Every option of a command comes from the command line, so an invalid one is a usage error.
   if (error instanceof OptionError) return ExitCode.usage;
   return ExitCode.failure;
@@ -69,7 +76,8 @@ export function exitCodeFor(error: unknown): ExitCode {
  */
 export function reportError(error: unknown, io: CliIo): ExitCode {
   const code = exitCodeFor(error);
-  if (error instanceof CommanderError) return code;
+  // A reader that went away early wants no more output, an error message included.
+  if (error instanceof CommanderError || code === ExitCode.pipeClosed) return code;
   if (code === ExitCode.cancelled) {
     io.stderr.write('pxl: cancelled\n');
   } else if (error instanceof PxlError) {
@@ -81,3 +89,4 @@ export function reportError(error: unknown, io: CliIo): ExitCode {
   }
   return code;
 }
+
