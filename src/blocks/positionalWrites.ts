@@ -1,0 +1,68 @@
+/**
+ * Positional writes on libuv's pool, for the main thread's file writer (mainThreadFileWriter.ts).
+ * Each write costs a wake-up of a pool thread and one of the event loop; with many in flight those
+ * overlap. Measured on the development machine (2 vCPUs), 16,000 writes of 2 KiB at their own
+ * offsets: one at a time 0.7 s, 4 at a time 0.27 s, 16 at a time 80 ms, 64 at a time 40 ms (of
+ * which the event loop was busy about 30 ms), against 30-70 ms of synchronous writes.
+ */
+import { write, writev } from 'node:fs';
+import type { TileWrite } from './stagedTile.js';
+
+/** Writes in flight at most. */
+const IN_FLIGHT = 64;
+
+type Done = (error: Error | null) => void;
+
+/** The pieces left after the first `bytes` of `pieces`. */
+function after(pieces: readonly Uint8Array[], bytes: number): Uint8Array[] {
+  const left: Uint8Array[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    const skip = Math.min(piece.length, Math.max(0, bytes - at));
+    if (skip < piece.length) left.push(piece.subarray(skip));
+    at += piece.length;
+  }
+  return left;
+}
+
+/** Writes `pieces` whole from `position`: a positional write may write less than asked (rarely, for regular files). */
+function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number, done: Done): void {
+  const total = pieces.reduce((n, p) => n + p.length, 0);
+  const written = (error: Error | null, bytes: number): void => {
+    if (error !== null) done(error);
+    else if (bytes >= total) done(null);
+    else writeWhole(fd, after(pieces, bytes), position + bytes, done);
+  };
+  if (pieces.length === 1) write(fd, pieces[0]!, 0, total, position, written);
+  else writev(fd, pieces as Uint8Array[], position, written);
+}
+
+/**
+ * Writes each of `writes` whole at its position, at most 64 at a time. Resolves once all are
+ * written; after a failure no more are started, and it rejects with the first error once the
+ * writes in flight have ended (so nothing writes to `fd` after it settles).
+ *
+ * @example await writePositional(fd, tileWrites(layout, tile));
+ */
+export function writePositional(fd: number, writes: readonly TileWrite[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let next = 0;
+    let running = 0;
+    let failure: Error | undefined;
+    const pump = (): void => {
+      while (running < IN_FLIGHT && failure === undefined && next < writes.length) {
+        const { pieces, position } = writes[next++]!;
+        running++;
+        writeWhole(fd, pieces, position, (error) => {
+          running--;
+          if (error !== null) failure ??= error;
+          pump();
+        });
+      }
+      if (running > 0) return;
+      if (failure !== undefined) reject(failure);
+      else if (next >= writes.length) resolve();
+    };
+    pump();
+  });
+}
