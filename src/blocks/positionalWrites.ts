@@ -1,15 +1,17 @@
 /**
  * Positional writes on libuv's pool, for the main thread's file writer (mainThreadFileWriter.ts).
- * Each write costs a wake-up of a pool thread and one of the event loop; with many in flight those
- * overlap. Measured on the development machine (2 vCPUs), 16,000 writes of 2 KiB at their own
- * offsets: one at a time 0.7 s, 4 at a time 0.27 s, 16 at a time 80 ms, 64 at a time 40 ms (of
- * which the event loop was busy about 30 ms), against 30-70 ms of synchronous writes.
+ * Each write costs a wake-up of a pool thread and one of the event loop; with several in flight
+ * those overlap. Measured on the development machine (2 vCPUs), 16,000 writes of 2 KiB at their
+ * own offsets: one at a time 0.7 s, 4 at a time 0.27 s, 16 at a time 80 ms, 64 at a time 40 ms
+ * (against 30-70 ms of synchronous writes). In a pdist of 2,000 PCFs (the same 16,000 writes
+ * beside two busy cores) 16 in flight ran as fast as 64 with shorter event-loop stalls: every
+ * pool thread busy at once is one more thread wanting a CPU that the main thread then waits for.
  */
 import { write, writev } from 'node:fs';
 import type { TileWrite } from './stagedTile.js';
 
 /** Writes in flight at most. */
-const IN_FLIGHT = 64;
+const IN_FLIGHT = 16;
 
 type Done = (error: Error | null) => void;
 
@@ -38,7 +40,7 @@ function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number,
 }
 
 /**
- * Writes each of `writes` whole at its position, at most 64 at a time. Resolves once all are
+ * Writes each of `writes` whole at its position, at most 16 at a time. Resolves once all are
  * written; after a failure no more are started, and it rejects with the first error once the
  * writes in flight have ended (so nothing writes to `fd` after it settles).
  *
