@@ -4,8 +4,9 @@
  * writeTiles.ts), frees the slot, and once every block of the tile is in writes the tile with
  * synchronous positional writes, the runs that continue each other in the file gathered into one
  * `writev`. Synchronous writes here cost none of the main thread's time; through libuv's pool each
- * write would cost the main thread a callback, and staging there would hold up the event loop for
- * as long as a block takes to copy.
+ * write costs the main thread a callback, and staging there takes its time in steps: what the main
+ * thread's writer (mainThreadFileWriter.ts) pays for a small result, where it saves this thread's
+ * isolate.
  */
 import { writeSync, writevSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
