@@ -175,6 +175,32 @@ describe('the main thread file writer', () => {
     await expect(writer.put(blocks[1]!, new Float64Array(4))).rejects.toThrow('MainThreadFileWriter.put after stop');
   });
 
+  it('writes as far as it got a tile that a put woken during a drain opens, so the drain ends', async () => {
+    const disk = heldDisk();
+    const written: number[] = [];
+    // Six blocks of 2 x 2 in tiles of two blocks, and room to stage two tiles.
+    const wide = npyFileLayout('dense', 'float64', 4, 6);
+    const six = [block(0, 0, 2, 0, 2), block(1, 0, 2, 2, 2), block(2, 0, 2, 4, 2), block(3, 2, 2, 0, 2), block(4, 2, 2, 2, 2), block(5, 2, 2, 4, 2)];
+    const tiles = { tileOf: Int32Array.from([0, 0, 1, 1, 2, 2]), tileBlocks: Int32Array.from([2, 2, 2]) };
+    const writer = new MainThreadFileWriter({ ...options((b) => written.push(b.index)), layout: wide, stagingElements: 8, stagingBytes: 2 * 8 * 8, tiles }, disk.write);
+    for (const b of six.slice(0, 4)) await writer.put(b, new Float64Array(4).fill(b.index));
+    const waiting = writer.put(six[4]!, new Float64Array(4).fill(4));
+    let drained = false;
+    const drain = writer.drain().then(() => (drained = true));
+    // The first tile's buffer comes free while the drain still waits for the second tile: block 4 joins.
+    disk.pending[0]!.end();
+    await waiting;
+    for (let k = 0; k < 20 && disk.pending.length < 3; k++) await new Promise((resolve) => setImmediate(resolve));
+    // Its tile lacks block 5 but goes out as far as it got.
+    expect(disk.pending.length).toBe(3);
+    disk.pending[1]!.end();
+    disk.pending[2]!.end();
+    await drain;
+    expect(drained).toBe(true);
+    expect(written).toEqual([0, 1, 2, 3, 4]);
+    await writer.stop();
+  });
+
   it('stages a large block a step at a time, letting the event loop turn between steps', async () => {
     const n = 1024;
     const square = npyFileLayout('square', 'float64', 2 * n, 2 * n);

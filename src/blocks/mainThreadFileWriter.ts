@@ -57,6 +57,9 @@ export class MainThreadFileWriter implements FileWriter {
   #freed: Array<() => void> = [];
   #drained: Array<() => void> = [];
   #failure: { error: Error } | undefined;
+  /** Drains waiting; while one does, a tile that a put leaves incomplete goes out at once (or, `#discarding`, is dropped). */
+  #drains = 0;
+  #discarding = false;
   #stopped = false;
   readonly #start: CompleteStart;
   #released = 0;
@@ -94,7 +97,6 @@ export class MainThreadFileWriter implements FileWriter {
    *   the block when it leaves a value where the layout keeps nothing.
    */
   async put(block: BlockInfo, buf: FloatArray): Promise<void> {
-    if (this.#stopped) throw new LogicError('MainThreadFileWriter.put after stop');
     const { layout } = this.#options;
     const elements = stagedElements(layout, block);
     const tile = await this.#tileFor(block, elements);
@@ -115,21 +117,20 @@ export class MainThreadFileWriter implements FileWriter {
       tile.staging--;
       tile.left--;
       if (tile.left <= 0) this.#seal(tile);
+      else if (this.#drains > 0) this.#close(tile, this.#discarding);
       else this.#finishIfDone(tile);
     }
   }
 
   async drain(discard = false): Promise<void> {
-    for (const tile of [...this.#open.values()]) {
-      if (discard) {
-        this.#open.delete(tile.id);
-        tile.discarded = true;
-        this.#finishIfDone(tile);
-      } else {
-        this.#seal(tile);
-      }
+    this.#drains++;
+    this.#discarding ||= discard;
+    try {
+      for (const tile of [...this.#open.values()]) this.#close(tile, this.#discarding);
+      while (this.#unsettled.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    } finally {
+      if (--this.#drains === 0) this.#discarding = false;
     }
-    while (this.#unsettled.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
   }
 
   async stop(discard = false): Promise<void> {
@@ -142,6 +143,7 @@ export class MainThreadFileWriter implements FileWriter {
     const id = tileIdOf(block, this.#tileOf);
     for (;;) {
       this.#throwIfFailed();
+      if (this.#stopped) throw new LogicError('MainThreadFileWriter.put after stop');
       const open = this.#open.get(id);
       if (open !== undefined && open.used + elements <= open.data.length) return open;
       // A block larger than its tile's room (none is, unless the plan was left out): the tile goes as far as it got.
@@ -171,6 +173,17 @@ export class MainThreadFileWriter implements FileWriter {
     if (this.#allocated > 0 && (this.#allocated + 1) * this.#tileBytes > this.#stagingBytes) return undefined;
     this.#allocated++;
     return allocFloatArray(this.#options.layout.dtype, Math.max(1, this.#options.stagingElements, elements));
+  }
+
+  /** No more blocks join `tile`: it is written as far as it got, or with `discard` dropped. */
+  #close(tile: Tile, discard: boolean): void {
+    if (!discard) {
+      this.#seal(tile);
+      return;
+    }
+    if (this.#open.get(tile.id) === tile) this.#open.delete(tile.id);
+    tile.discarded = true;
+    this.#finishIfDone(tile);
   }
 
   /** No more blocks join `tile`; it is written once the blocks being staged into it are in. */
