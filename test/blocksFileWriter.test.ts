@@ -112,7 +112,7 @@ describe('the main thread file writer', () => {
   /** A stand-in for the disk whose writes end only when the test says so. */
   function heldDisk() {
     const pending: Array<{ writes: readonly TileWrite[]; end: (error?: Error) => void }> = [];
-    const write: TileWriting = (_fd, writes) => new Promise<void>((resolve, reject) => pending.push({ writes, end: (error) => (error === undefined ? resolve() : reject(error)) }));
+    const write: TileWriting = (_fd, writes) => new Promise<void>((resolve, reject) => pending.push({ writes: [...{ [Symbol.iterator]: () => writes }], end: (error) => (error === undefined ? resolve() : reject(error)) }));
     return { pending, write };
   }
 

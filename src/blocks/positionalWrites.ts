@@ -40,30 +40,35 @@ function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number,
 }
 
 /**
- * Writes each of `writes` whole at its position, at most 16 at a time. Resolves once all are
- * written; after a failure no more are started, and it rejects with the first error once the
- * writes in flight have ended (so nothing writes to `fd` after it settles).
+ * Writes each of `writes` whole at its position, at most 16 at a time, taking the next one as one
+ * ends. Resolves once all are written; after a failure no more are started, and it rejects with
+ * the first error once the writes in flight have ended (so nothing writes to `fd` after it settles).
  *
  * @example await writePositional(fd, tileWrites(layout, tile));
  */
-export function writePositional(fd: number, writes: readonly TileWrite[]): Promise<void> {
+export function writePositional(fd: number, writes: Iterator<TileWrite, void, undefined>): Promise<void> {
   return new Promise((resolve, reject) => {
-    let next = 0;
     let running = 0;
+    let ended = false;
     let failure: Error | undefined;
+    const done = (error: Error | null): void => {
+      running--;
+      if (error !== null) failure ??= error;
+      pump();
+    };
     const pump = (): void => {
-      while (running < IN_FLIGHT && failure === undefined && next < writes.length) {
-        const { pieces, position } = writes[next++]!;
+      while (running < IN_FLIGHT && failure === undefined && !ended) {
+        const next = writes.next();
+        if (next.done === true) {
+          ended = true;
+          break;
+        }
         running++;
-        writeWhole(fd, pieces, position, (error) => {
-          running--;
-          if (error !== null) failure ??= error;
-          pump();
-        });
+        writeWhole(fd, next.value.pieces, next.value.position, done);
       }
       if (running > 0) return;
       if (failure !== undefined) reject(failure);
-      else if (next >= writes.length) resolve();
+      else if (ended) resolve();
     };
     pump();
   });

@@ -53,13 +53,15 @@ export function addRuns(tile: StagedTile, runs: readonly StagedRun[], from: numb
 /**
  * The tile's runs in file order, each chain of runs that continue each other in the file as one
  * write (at most {@link MAX_IOV} pieces): the fewer writes, the less the kernel costs per byte.
+ * The writes are made as they are taken, so a writer with a few in flight never holds a whole
+ * tile's worth of them: on the main thread, those that lived across collections of the young
+ * generation grew its old space by 4-5 MiB in a pdist of 2,000 PCFs.
  */
-export function tileWrites(layout: NpyFileLayout, tile: StagedTile): TileWrite[] {
+export function* tileWrites(layout: NpyFileLayout, tile: StagedTile): Generator<TileWrite, void, undefined> {
   const size = layout.elementBytes;
   const base = layout.header.length;
   const bytes = new Uint8Array(tile.data.buffer, tile.data.byteOffset, tile.data.byteLength);
   const runs = tile.runs.sort((a, b) => a.at - b.at);
-  const writes: TileWrite[] = [];
   let k = 0;
   while (k < runs.length) {
     const first = runs[k]!;
@@ -70,7 +72,6 @@ export function tileWrites(layout: NpyFileLayout, tile: StagedTile): TileWrite[]
       pieces.push(bytes.subarray(run.from * size, (run.from + run.length) * size));
       end += run.length;
     }
-    writes.push({ position: base + first.at * size, pieces });
+    yield { position: base + first.at * size, pieces };
   }
-  return writes;
 }
