@@ -65,6 +65,8 @@ function skipped(block: BlockInfo, i: number, j: number, v: number, rule: string
 /**
  * Lines of `block` that {@link stageLines} can stage apart: its rows, or for a condensed file its
  * columns (scipy's rows).
+ *
+ * @example stagingLines(condensedLayout, block) // block.colCount
  */
 export function stagingLines(layout: NpyFileLayout, block: BlockInfo): number {
   return layout.kind === 'condensed' ? block.colCount : block.rowCount;
@@ -73,6 +75,8 @@ export function stagingLines(layout: NpyFileLayout, block: BlockInfo): number {
 /**
  * Elements of `block`'s staging that one of its lines fills (the most, for a condensed file): what
  * a step of {@link stageLines} costs per line.
+ *
+ * @example lineElements(squareLayout, offDiagonalBlock) // 2 * colCount: the row and its mirror
  */
 export function lineElements(layout: NpyFileLayout, block: BlockInfo): number {
   if (layout.kind === 'condensed') return block.rowCount;
@@ -100,6 +104,8 @@ export function stageBlock(layout: NpyFileLayout, block: BlockInfo, buf: FloatAr
  * a time.
  *
  * @throws {LogicError} as {@link stageBlock}, for the lines staged.
+ * @example
+ * for (let first = 0; first < stagingLines(layout, block); first += 32) stageLines(layout, block, buf, staging, first, Math.min(first + 32, stagingLines(layout, block)));
  */
 export function stageLines(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
   const { colCount } = block;
@@ -120,7 +126,11 @@ export function stageLines(layout: NpyFileLayout, block: BlockInfo, buf: FloatAr
   }
 }
 
-/** Appends the file runs of `block`'s staging (as {@link stageBlock} fills it) to `runs`. */
+/**
+ * Appends the file runs of `block`'s staging (as {@link stageBlock} fills it) to `runs`.
+ *
+ * @example stagedRuns(squareLayout, offDiagonalBlock, runs); // rowCount runs, then colCount mirror runs
+ */
 export function stagedRuns(layout: NpyFileLayout, block: BlockInfo, runs: StagedRun[]): void {
   const { rowFirst, rowCount, colFirst, colCount } = block;
   switch (layout.kind) {

@@ -43,7 +43,13 @@ const STAGE_PIECE_ELEMENTS = 1 << 13;
 /** Milliseconds of staging per turn of the event loop. */
 export const STAGE_STEP_MS = 2;
 
-/** Stages `block` from `buf` into `staging` as stageBlock does (without the runs), a few lines at a time. */
+/**
+ * Stages `block` from `buf` into `staging` as stageBlock does (without the runs), a few lines at a
+ * time, the event loop turning after each {@link STAGE_STEP_MS}.
+ *
+ * @throws (rejects) LogicError as stageBlock does.
+ * @example await stageInSteps(layout, block, buf, tile.data.subarray(from, from + stagedElements(layout, block)));
+ */
 export async function stageInSteps(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray): Promise<void> {
   const lines = stagingLines(layout, block);
   const piece = Math.max(1, Math.floor(STAGE_PIECE_ELEMENTS / Math.max(1, lineElements(layout, block))));

@@ -1,10 +1,10 @@
 /**
  * The file writer of small results (see fileWriter.ts): on the main thread, without a thread of
- * its own. Each block is staged into its write tile a few lines per turn of the event loop
- * (stageInSteps), so no step holds the loop for more than about a millisecond, and each finished
- * tile is written with positional writes on libuv's pool (positionalWrites.ts). A thread's isolate
- * costs about 8 MiB of heap before it stages anything; for a result of tens of megabytes that is
- * more than the staging, and the main thread has the time: it waits for the cores anyway.
+ * its own. Each block is staged into its write tile a few lines at a time, with a turn of the event
+ * loop after each 2 ms (stageInSteps), and each finished tile is written with positional writes on
+ * libuv's pool (positionalWrites.ts). A thread's isolate costs about 10 MiB of peak memory before
+ * it stages anything: for a result of tens of megabytes more than its whole staging, while the main
+ * thread mostly waits for the cores anyway.
  *
  * A tile's buffer stays busy until its writes end; `put` waits for one to come free once the
  * staging budget is held, so a disk slower than the computation holds the pipeline back. Blocks
@@ -33,10 +33,20 @@ interface Tile extends StagedTile {
   finished: boolean;
 }
 
-/** How writing the tiles goes: positional writes of the file (tests hold them back to see the backpressure). */
+/**
+ * How a {@link MainThreadFileWriter} writes its tiles: {@link writePositional}, or in tests a
+ * stand-in that holds the writes back to show the backpressure.
+ */
 export type TileWriting = typeof writePositional;
 
-/** Streams blocks to one file from the main thread; see the file comment. */
+/**
+ * Streams blocks to one file from the main thread; see the file comment and {@link FileWriter}.
+ *
+ * @example
+ * const writer = new MainThreadFileWriter({ fd, layout, blockElements, stagingElements: tiles.tileElements, tiles, slots: 1, onWritten: (b) => journal.add(b.index) });
+ * for (const block of tiles.blocks) await writer.put(block, resultOf(block));
+ * await writer.stop();
+ */
 export class MainThreadFileWriter implements FileWriter {
   readonly #options: FileWriterOptions;
   readonly #write: TileWriting;

@@ -83,6 +83,8 @@ export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
  * Which file writer writes a result file of `bytes`: `PXL_FILE_WRITER` set to `main` or `thread`
  * chooses (to compare them, and in tests); otherwise the main thread's writer up to
  * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
+ *
+ * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
  */
 export function fileWriterKind(bytes: number): 'main' | 'thread' {
   const chosen = process.env.PXL_FILE_WRITER;

@@ -33,6 +33,8 @@ const MAX_IOV = 1024;
 /**
  * A new tile for `block` over `data`; a block whose index has no planned tile (-1 or beyond
  * `tileOf`) gets a tile of its own, numbered apart from the planned ones.
+ *
+ * @example openTile(block, tiles.tileOf, tiles.tileBlocks, new Float64Array(tiles.tileElements)).left // blocks it waits for
  */
 export function openTile(block: BlockInfo, tileOf: Int32Array, tileBlocks: Int32Array, data: FloatArray): StagedTile {
   const id = tileIdOf(block, tileOf);
@@ -45,7 +47,11 @@ export function tileIdOf(block: BlockInfo, tileOf: Int32Array): number {
   return id >= 0 ? id : -1 - block.index;
 }
 
-/** Appends `runs` of a block staged from element `from` of the tile's buffer. */
+/**
+ * Appends `runs` of a block staged from element `from` of the tile's buffer.
+ *
+ * @example addRuns(tile, blockRuns, tile.used); // before tile.used grows by the block's elements
+ */
 export function addRuns(tile: StagedTile, runs: readonly StagedRun[], from: number): void {
   for (const run of runs) tile.runs.push({ at: run.at, from: run.from + from, length: run.length });
 }
@@ -56,6 +62,8 @@ export function addRuns(tile: StagedTile, runs: readonly StagedRun[], from: numb
  * The writes are made as they are taken, so a writer with a few in flight never holds a whole
  * tile's worth of them: on the main thread, those that lived across collections of the young
  * generation grew its old space by 4-5 MiB in a pdist of 2,000 PCFs.
+ *
+ * @example for (const { position, pieces } of tileWrites(layout, tile)) writevSync(fd, pieces, position);
  */
 export function* tileWrites(layout: NpyFileLayout, tile: StagedTile): Generator<TileWrite, void, undefined> {
   const size = layout.elementBytes;

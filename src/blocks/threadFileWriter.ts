@@ -18,7 +18,14 @@ import type { FileWriterInit, FlushTiles, WriteBlock, WriterAnswer } from './fil
 
 const entry = threadEntry(import.meta.url, 'fileWriterThread');
 
-/** Streams blocks to one file through a writer thread; see the file comment. */
+/**
+ * Streams blocks to one file through a writer thread; see the file comment and {@link FileWriter}.
+ *
+ * @example
+ * const writer = ThreadFileWriter.start({ fd, layout, blockElements, stagingElements: tiles.tileElements, tiles, slots: 4, onWritten: (b) => journal.add(b.index) });
+ * for (const block of tiles.blocks) await writer.put(block, resultOf(block));
+ * await writer.stop();
+ */
 export class ThreadFileWriter implements FileWriter {
   readonly #options: FileWriterOptions;
   readonly #thread: Worker;
