@@ -12,6 +12,7 @@ import { encodeNpy } from '../src/pcf/npy.js';
 import { cdist, l2Kernel, pdist } from '../src/pcf/operations.js';
 import { pcfAt, pcfSetFrom, type PcfSet } from '../src/pcf/pcfSet.js';
 import { randomPcfs } from '../src/pcf/random.js';
+import { FILE_WRITERS, withFileWriter } from './helpers/fileWriters.js';
 
 let dir: string;
 const at = (name: string): string => join(dir, name);
@@ -39,7 +40,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('results streamed to an .npy file', () => {
+describe.each(FILE_WRITERS)('results streamed to an .npy file (file writer on the %s thread)', (writer) => {
+  withFileWriter(writer);
+
   const cases = [
     { name: 'pdist square', file: (dtype: 'float32' | 'float64', out?: string) => (out === undefined ? pdist(X, { dtype }).then((d) => d.toSquare()) : pdist(X, { dtype, out, ...SMALL_BLOCKS })) },
     { name: 'pdist condensed', file: (dtype: 'float32' | 'float64', out?: string) => (out === undefined ? pdist(X, { dtype }).then((d) => ({ data: d.condensed, shape: [d.condensed.length] })) : pdist(X, { dtype, out, layout: 'condensed', ...SMALL_BLOCKS })) },
@@ -131,7 +134,9 @@ describe('refusals before computing', () => {
   });
 });
 
-describe('stop and resume', () => {
+describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (writer) => {
+  withFileWriter(writer);
+
   it('leaves an existing output untouched and no partial file when cancelled mid-run', async () => {
     await writeFile(at('d.npy'), 'old');
     const controller = new AbortController();

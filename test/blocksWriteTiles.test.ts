@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockScheduler, type BlockInfo } from '../src/blocks/blockScheduler.js';
 import { stageBlock, stagedElements, type StagedRun } from '../src/blocks/blockStaging.js';
-import { FileWriter } from '../src/blocks/fileWriter.js';
 import { NpyFileSink } from '../src/blocks/npyFileSink.js';
 import { npyFileLayout, type FileLayout, type NpyFileLayout } from '../src/blocks/npyLayout.js';
 import { BlockJournal } from '../src/blocks/blockJournal.js';
 import { CompleteStart, planWriteTiles } from '../src/blocks/writeTiles.js';
 import { LogicError } from '../src/core/errors.js';
+import { FILE_WRITERS, startWriter, withFileWriter, type FileWriterKind } from './helpers/fileWriters.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -70,14 +70,22 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
   return out;
 }
 
+/** Marks the file elements `block` fills. */
+function cover(layout: NpyFileLayout, block: BlockInfo, covered: Uint8Array): void {
+  const staging = new Float64Array(stagedElements(layout, block));
+  const runs: StagedRun[] = [];
+  stageBlock(npyFileLayout(layout.kind, 'float64', layout.nRows, layout.nCols), block, blockData({ ...layout, dtype: 'float64' }, block), staging, runs);
+  for (const run of runs) covered.fill(1, run.at, run.at + run.length);
+}
+
 /** Writes `order` through a writer with `tiles` and returns the file's data and the blocks reported written. */
-async function writeThrough(layout: NpyFileLayout, blocks: readonly BlockInfo[], scheduler: BlockScheduler, stagingBudget: number, order: (tiled: readonly BlockInfo[]) => readonly BlockInfo[], release = false): Promise<{ data: number[]; written: number[]; side: number }> {
+async function writeThrough(kind: FileWriterKind, layout: NpyFileLayout, blocks: readonly BlockInfo[], scheduler: BlockScheduler, stagingBudget: number, order: (tiled: readonly BlockInfo[]) => readonly BlockInfo[], release = false): Promise<{ data: number[]; written: number[]; side: number }> {
   const tiles = planWriteTiles(layout, blocks, scheduler.blockSide, scheduler.blocks.length, stagingBudget);
   const path = join(dir, `t${Math.random().toString(36).slice(2)}.npy`);
   await writeFile(path, new Uint8Array(layout.bytes));
   const fd = openSync(path, 'r+');
   const written: number[] = [];
-  const writer = FileWriter.start({
+  const writer = startWriter(kind, {
     fd,
     layout,
     blockElements: scheduler.maxBlockElements,
@@ -124,14 +132,6 @@ describe('write tiles', () => {
     // A tile of one block keeps the schedule's order (largest blocks first).
     expect(planWriteTiles(layout, todo, scheduler.blockSide, todo.length, 0).blocks).toEqual(todo);
   });
-
-  /** Marks the file elements `block` fills. */
-  function cover(layout: NpyFileLayout, block: BlockInfo, covered: Uint8Array): void {
-    const staging = new Float64Array(stagedElements(layout, block));
-    const runs: StagedRun[] = [];
-    stageBlock(npyFileLayout(layout.kind, 'float64', layout.nRows, layout.nCols), block, blockData({ ...layout, dtype: 'float64' }, block), staging, runs);
-    for (const run of runs) covered.fill(1, run.at, run.at + run.length);
-  }
 
   for (const kind of ['square', 'condensed', 'dense'] as const) {
     it(`fills a ${kind} file from its start, and says after each tile how much of the start is final`, () => {
@@ -193,6 +193,11 @@ describe('write tiles', () => {
     expect(tiles.tileElements).toBe(largest);
   });
 
+});
+
+describe.each(FILE_WRITERS)('write tiles through the file writer (%s thread)', (writerKind) => {
+  withFileWriter(writerKind);
+
   const shapes = [
     { name: 'odd N, ragged edge blocks', n: 23, m: 23, maxOutputElements: 25 },
     { name: 'blocks of one pair', n: 7, m: 7, maxOutputElements: 1 },
@@ -209,14 +214,14 @@ describe('write tiles', () => {
           const want = expected(layout);
           // Blocks of their own (no room for tiles), then wide tiles in order, then wide tiles from shuffled blocks
           // with staging for about one tile, so open tiles are written early, as far as they got.
-          const alone = await writeThrough(layout, scheduler.blocks, scheduler, 0, (t) => t);
+          const alone = await writeThrough(writerKind, layout, scheduler.blocks, scheduler, 0, (t) => t);
           expect(alone.side).toBe(1);
-          const tiled = await writeThrough(layout, scheduler.blocks, scheduler, 1 << 24, (t) => t);
+          const tiled = await writeThrough(writerKind, layout, scheduler.blocks, scheduler, 1 << 24, (t) => t);
           expect(tiled.side).toBe(4);
           const tight = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, all.length, 1 << 24).tileElements * layout.elementBytes;
-          const mixed = await writeThrough(layout, scheduler.blocks, scheduler, tight, (t) => shuffled(t, 7));
+          const mixed = await writeThrough(writerKind, layout, scheduler.blocks, scheduler, tight, (t) => shuffled(t, 7));
           // Dropping the complete start of the file from the page cache after every tile changes no byte.
-          const released = await writeThrough(layout, scheduler.blocks, scheduler, tight, (t) => t, true);
+          const released = await writeThrough(writerKind, layout, scheduler.blocks, scheduler, tight, (t) => t, true);
           for (const run of [alone, tiled, mixed, released]) {
             expect(run.data).toEqual(want);
             expect(run.written).toEqual(all);
@@ -231,11 +236,11 @@ describe('write tiles', () => {
     const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9 });
     const tiles = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, scheduler.blocks.length, 1 << 20);
     expect(tiles.side).toBeGreaterThan(1);
-    const path = join(dir, 'partial.npy');
+    const path = join(dir, `partial-${writerKind}.npy`);
     await writeFile(path, new Uint8Array(layout.bytes));
     const fd = openSync(path, 'r+');
     const written: number[] = [];
-    const writer = FileWriter.start({ fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
+    const writer = startWriter(writerKind, { fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
     const first = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 0);
     expect(first.length).toBeGreaterThan(1);
     const some = first.slice(0, -1);
@@ -267,11 +272,11 @@ describe('write tiles', () => {
     // Room for two tiles of 2 x 2 blocks of 3 x 3 float32 (144 bytes each), not for 3 x 3 ones.
     const tiles = planWriteTiles(layout, scheduler.blocks, scheduler.blockSide, scheduler.blocks.length, 300);
     expect(tiles.side).toBe(2);
-    const path = join(dir, 'discard.npy');
+    const path = join(dir, `discard-${writerKind}.npy`);
     await writeFile(path, new Uint8Array(layout.bytes));
     const fd = openSync(path, 'r+');
     const written: number[] = [];
-    const writer = FileWriter.start({ fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
+    const writer = startWriter(writerKind, { fd, layout, blockElements: 9, stagingElements: tiles.tileElements, tiles, slots: 2, onWritten: (b) => written.push(b.index) });
     const first = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 0);
     const second = tiles.blocks.filter((b) => tiles.tileOf[b.index] === 1);
     expect([first.length, second.length]).toEqual([4, 4]);
@@ -290,7 +295,7 @@ describe('write tiles', () => {
   it('writes, and resumes after a dead run, a file whose complete start is dropped from the page cache as it goes, byte for byte', async () => {
     const layout = npyFileLayout('square', 'float64', 40, 40);
     const scheduler = new BlockScheduler({ nRows: 40, nCols: 40, mode: 'lowerTriangle', maxOutputElements: 25, nSplitsHint: 1 });
-    const target = join(dir, 'dropped.npy');
+    const target = join(dir, `dropped-${writerKind}.npy`);
     const identity = { inputs: 'x', options: 'y' };
     const run = async (resume: boolean): Promise<number> => {
       // dropPagesFrom 0: every file is dropped, whatever the machine's memory.
@@ -310,9 +315,9 @@ describe('write tiles', () => {
     for (const b of scheduler.blocks) if (b.index < 10) cover(layout, b, kept);
     const data = new Float64Array(partial.buffer, layout.header.length, layout.elements);
     for (let k = 0; k < kept.length; k++) if (kept[k] === 0) data[k] = 0;
-    const temp = join(dir, `.dropped.npy.${pid}.00ff00.tmp`);
+    const temp = join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.tmp`);
     await writeFile(temp, partial);
-    const journal = await BlockJournal.create(join(dir, `.dropped.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
+    const journal = await BlockJournal.create(join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
     for (let k = 0; k < 10; k++) journal.add(k);
     const handle = await open(temp, 'r');
     await journal.flush(handle);
@@ -321,12 +326,12 @@ describe('write tiles', () => {
     await rm(target);
     expect(await run(true)).toBe(scheduler.blocks.length - 10);
     expect(readFileSync(target).equals(whole)).toBe(true);
-    expect((await readdir(dir)).filter((n) => n.includes('dropped'))).toEqual(['dropped.npy']);
+    expect((await readdir(dir)).filter((n) => n.includes(`dropped-${writerKind}`))).toEqual([`dropped-${writerKind}.npy`]);
     await rm(target);
   });
 
   it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {
-    const target = join(dir, 'bad.npy');
+    const target = join(dir, `bad-${writerKind}.npy`);
     const layout = npyFileLayout('condensed', 'float32', 12, 12);
     const sink = await NpyFileSink.open({ target, layout, identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
     const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9, nSplitsHint: 1 });
@@ -340,6 +345,6 @@ describe('write tiles', () => {
     const failed = sink.commit();
     await expect(failed).rejects.toThrow(LogicError);
     await expect(failed).rejects.toThrow(new RegExp(`block ${diagonal.index} .*skipped entry .*leave the diagonal and the upper triangle at 0`));
-    expect((await readdir(dir)).filter((n) => n.includes('bad.npy'))).toEqual([]);
+    expect((await readdir(dir)).filter((n) => n.includes(`bad-${writerKind}.npy`))).toEqual([]);
   });
 });

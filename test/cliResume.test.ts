@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
+import { FILE_WRITERS, withFileWriter } from './helpers/fileWriters.js';
 
 // These tests run bin/pxl.js, which needs `npm run build` (the test script's pretest runs it).
 const BIN = fileURLToPath(new URL('../bin/pxl.js', import.meta.url));
@@ -48,7 +49,10 @@ async function journaled(child: ChildProcess): Promise<string[]> {
 
 const partials = async (): Promise<string[]> => (await readdir(dir)).filter((f) => f.startsWith('.out.npy.')).sort();
 
-describe('pxl runs that stop and resume', () => {
+// Both file writers: the environment variable that chooses one reaches the runs as well.
+describe.each(FILE_WRITERS)('pxl runs that stop and resume (file writer on the %s thread)', (writer) => {
+  withFileWriter(writer);
+
   it('resumes a run killed with SIGKILL from its journal, byte-identical to an uninterrupted run; refuses a journal of other options', async () => {
     const args = ['pdist', at('in.json'), '-o', at('out.npy'), '--memory', '1M', '-q'];
     const { child, exit } = start(args);

@@ -5,8 +5,9 @@
  * above the diagonal), a condensed file receives the block's columns (scipy's rows), a dense file
  * its rows.
  *
- * Staging runs on the file writer's thread (fileWriterThread.ts), never on the main thread, so a
- * block of millions of pairs never stalls the event loop.
+ * Staging runs on the file writer's thread (fileWriterThread.ts), or for a small result on the main
+ * thread a few lines at a time (mainThreadFileWriter.ts), so a block of millions of pairs never
+ * stalls the event loop.
  */
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
@@ -62,6 +63,27 @@ function skipped(block: BlockInfo, i: number, j: number, v: number, rule: string
 }
 
 /**
+ * Lines of `block` that {@link stageLines} can stage apart: its rows, or for a condensed file its
+ * columns (scipy's rows).
+ *
+ * @example stagingLines(condensedLayout, block) // block.colCount
+ */
+export function stagingLines(layout: NpyFileLayout, block: BlockInfo): number {
+  return layout.kind === 'condensed' ? block.colCount : block.rowCount;
+}
+
+/**
+ * Elements of `block`'s staging that one of its lines fills (the most, for a condensed file): what
+ * a step of {@link stageLines} costs per line.
+ *
+ * @example lineElements(squareLayout, offDiagonalBlock) // 2 * colCount: the row and its mirror
+ */
+export function lineElements(layout: NpyFileLayout, block: BlockInfo): number {
+  if (layout.kind === 'condensed') return block.rowCount;
+  return layout.kind === 'square' && !isDiagonal(block) ? 2 * block.colCount : block.colCount;
+}
+
+/**
  * Copies `block`'s results from `buf` (row-major, `colCount` per row) into `staging` and appends
  * the file runs to `runs`. `staging` must hold {@link stagedElements} elements of the layout's dtype.
  *
@@ -71,28 +93,70 @@ function skipped(block: BlockInfo, i: number, j: number, v: number, rule: string
  * @throws {LogicError} when the block leaves a non-zero where the layout keeps nothing.
  */
 export function stageBlock(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
-  const { rowCount, colCount } = block;
+  stageLines(layout, block, buf, staging, 0, stagingLines(layout, block));
+  stagedRuns(layout, block, runs);
+}
+
+/**
+ * Copies lines `[first, end)` of `block` (see {@link stagingLines}) from `buf` into their places
+ * in `staging`, where {@link stageBlock} would put them: staging a block's lines in several calls
+ * fills `staging` exactly as one call does, so the main thread can stage a large block a step at
+ * a time.
+ *
+ * @throws {LogicError} as {@link stageBlock}, for the lines staged.
+ * @example
+ * for (let first = 0; first < stagingLines(layout, block); first += 32) stageLines(layout, block, buf, staging, first, Math.min(first + 32, stagingLines(layout, block)));
+ */
+export function stageLines(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
+  const { colCount } = block;
   switch (layout.kind) {
     case 'dense':
-      copyRows(layout, block, buf, staging, runs);
+      staging.set(buf.subarray(first * colCount, end * colCount), first * colCount);
       return;
     case 'square':
       if (isDiagonal(block)) {
-        copySymmetricRows(layout, block, buf, staging, runs);
+        copySymmetricRows(block, buf, staging, first, end);
       } else {
-        copyRows(layout, block, buf, staging, runs);
-        copyMirror(layout, block, buf, staging, runs);
+        staging.set(buf.subarray(first * colCount, end * colCount), first * colCount);
+        copyMirror(block, buf, staging, first, end);
       }
       return;
     case 'condensed':
-      copyCondensed(layout, block, buf, staging, runs);
+      copyCondensed(block, buf, staging, first, end);
+  }
+}
+
+/**
+ * Appends the file runs of `block`'s staging (as {@link stageBlock} fills it) to `runs`.
+ *
+ * @example stagedRuns(squareLayout, offDiagonalBlock, runs); // rowCount runs, then colCount mirror runs
+ */
+export function stagedRuns(layout: NpyFileLayout, block: BlockInfo, runs: StagedRun[]): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  switch (layout.kind) {
+    case 'dense':
+      rowRuns(layout, block, runs);
+      return;
+    case 'square':
+      rowRuns(layout, block, runs);
+      if (isDiagonal(block)) return;
+      // The mirror: block column k is file row colFirst + k, from column rowFirst on.
+      for (let k = 0; k < colCount; k++) push(runs, (colFirst + k) * layout.nCols + rowFirst, rowCount * colCount + k * rowCount, rowCount);
+      return;
+    case 'condensed': {
+      let from = 0;
+      for (let k = 0; k < colCount; k++) {
+        const kept = condensedKept(block, k);
+        push(runs, condensedAt(layout.nCols, colFirst + k, rowFirst + rowCount - kept), from, kept);
+        from += kept;
+      }
+    }
   }
 }
 
 /** The block's rows as they are: one run per row (one run for the block when it spans every column). */
-function copyRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
+function rowRuns(layout: NpyFileLayout, block: BlockInfo, runs: StagedRun[]): void {
   const { rowFirst, rowCount, colFirst, colCount } = block;
-  staging.set(buf.subarray(0, rowCount * colCount));
   for (let k = 0; k < rowCount; k++) push(runs, (rowFirst + k) * layout.nCols + colFirst, k * colCount, colCount);
 }
 
@@ -103,12 +167,12 @@ function copyRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, stag
  */
 const MIRROR_TILE = 32;
 
-/** The mirror of the block: block column c is file row colFirst + c, from column rowFirst on. */
-function copyMirror(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
-  const { rowFirst, rowCount, colFirst, colCount } = block;
+/** Rows `[first, end)` of the block into its mirror, after the block: block column k goes to `rowCount * colCount + k * rowCount`. */
+function copyMirror(block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
+  const { rowCount, colCount } = block;
   const base = rowCount * colCount;
-  for (let r0 = 0; r0 < rowCount; r0 += MIRROR_TILE) {
-    const r1 = Math.min(rowCount, r0 + MIRROR_TILE);
+  for (let r0 = first; r0 < end; r0 += MIRROR_TILE) {
+    const r1 = Math.min(end, r0 + MIRROR_TILE);
     for (let c0 = 0; c0 < colCount; c0 += MIRROR_TILE) {
       const c1 = Math.min(colCount, c0 + MIRROR_TILE);
       for (let k = c0; k < c1; k++) {
@@ -117,26 +181,24 @@ function copyMirror(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, st
       }
     }
   }
-  for (let k = 0; k < colCount; k++) push(runs, (colFirst + k) * layout.nCols + rowFirst, base + k * rowCount, rowCount);
 }
 
-/** A band against itself: the symmetric square sub-matrix, built from its lower triangle. */
-function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
-  const { rowFirst, rowCount, colFirst, colCount } = block;
-  for (let k = 0; k < rowCount; k++) {
+/** Rows `[first, end)` of a band against itself: the symmetric square sub-matrix, built from its lower triangle. */
+function copySymmetricRows(block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
+  const { rowFirst, colFirst, colCount } = block;
+  for (let k = first; k < end; k++) {
     const row = k * colCount;
     for (let c = 0; c <= k; c++) staging[row + c] = buf[row + c] as number;
     for (let c = k + 1; c < colCount; c++) {
       const v = buf[row + c] as number;
       if (v !== 0) throw skipped(block, rowFirst + k, colFirst + c, v, 'a square result takes only entries with i >= j from a block, so the kernel must leave the upper triangle at 0');
     }
-    push(runs, (rowFirst + k) * layout.nCols + colFirst, row, colCount);
   }
   // The upper triangle is the lower one transposed, in tiles as in copyMirror: a column at a time
   // costs a cache line per element (a diagonal block of 1,024 float64 took 4.0 to 4.4 ms, as long
   // as an off-diagonal block with its mirror; in tiles 3.2 ms).
-  for (let r0 = 0; r0 < rowCount; r0 += MIRROR_TILE) {
-    const r1 = Math.min(rowCount, r0 + MIRROR_TILE);
+  for (let r0 = first; r0 < end; r0 += MIRROR_TILE) {
+    const r1 = Math.min(end, r0 + MIRROR_TILE);
     for (let c0 = r0; c0 < colCount; c0 += MIRROR_TILE) {
       const c1 = Math.min(colCount, c0 + MIRROR_TILE);
       for (let k = r0; k < r1; k++) {
@@ -147,23 +209,28 @@ function copySymmetricRows(layout: NpyFileLayout, block: BlockInfo, buf: FloatAr
   }
 }
 
+/** Elements of block column k that a condensed file keeps: rows i > j, the last ones of the column. */
+function condensedKept(block: BlockInfo, k: number): number {
+  return block.rowCount - Math.min(Math.max(block.colFirst + k + 1 - block.rowFirst, 0), block.rowCount);
+}
+
 /**
- * Block columns into scipy's order: column j holds (i, j), i > j, which is scipy's (j, i),
- * consecutive along i from condensedAt(n, j, i).
+ * Block columns `[first, end)` into scipy's order: column j holds (i, j), i > j, which is scipy's
+ * (j, i), consecutive along i from condensedAt(n, j, i). Each column's kept part follows the kept
+ * parts of the columns before it in `staging`.
  */
-function copyCondensed(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, staging: FloatArray, runs: StagedRun[]): void {
-  const { rowFirst, rowCount, colFirst, colCount } = block;
+function copyCondensed(block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
+  const { rowFirst, rowCount, colCount } = block;
   let from = 0;
-  for (let k = 0; k < colCount; k++) {
-    const j = colFirst + k;
-    const first = Math.max(j + 1 - rowFirst, 0);
-    for (let r = 0; r < Math.min(first, rowCount); r++) {
+  for (let k = 0; k < first; k++) from += condensedKept(block, k);
+  for (let k = first; k < end; k++) {
+    const j = block.colFirst + k;
+    const start = rowCount - condensedKept(block, k);
+    for (let r = 0; r < start; r++) {
       const v = buf[r * colCount + k] as number;
       if (v !== 0) throw skipped(block, rowFirst + r, j, v, 'a condensed result keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0');
     }
-    if (first >= rowCount) continue;
-    for (let r = first; r < rowCount; r++) staging[from + r - first] = buf[r * colCount + k] as number;
-    push(runs, condensedAt(layout.nCols, j, rowFirst + first), from, rowCount - first);
-    from += rowCount - first;
+    for (let r = start; r < rowCount; r++) staging[from + r - start] = buf[r * colCount + k] as number;
+    from += rowCount - start;
   }
 }

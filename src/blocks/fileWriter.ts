@@ -1,31 +1,24 @@
 /**
- * The host side of the file writer's thread: it hands each finished block to the thread (a block in
- * shared memory as it lies; any other copied into a shared slot first, in event-loop steps), and
- * reports each block once its bytes are in the file. At most `slots` copied blocks are in flight;
- * `put` waits for one to come free, which is how a disk slower than the computation holds the
- * pipeline back. A slot comes free once the thread has staged its block; the block is reported when
- * its write tile (see writeTiles.ts) is written.
+ * What NpyFileSink hands its blocks to: a writer that stages each finished block into its write
+ * tile (see writeTiles.ts) and writes each finished tile to its final offsets in the file, with
+ * positional writes. Two do it: ThreadFileWriter on a thread of its own (the main thread never
+ * copies a block), for large results; MainThreadFileWriter on the main thread, staging a few lines
+ * at a time and writing on libuv's pool, for small ones, where a thread's isolate would cost more
+ * memory than the whole staging. Both keep the same promises, listed here.
  */
-import type { Worker } from 'node:worker_threads';
-import { LogicError } from '../core/errors.js';
-import { startThread, threadEntry } from '../platform/thread.js';
 import type { BlockInfo } from './blockScheduler.js';
-import { copyInSteps } from './eventLoopSteps.js';
 import type { FloatArray } from './floatArray.js';
-import type { FileWriterInit, FlushTiles, WriteBlock, WriterAnswer } from './fileWriterThread.js';
 import type { NpyFileLayout } from './npyLayout.js';
 
-const entry = threadEntry(import.meta.url, 'fileWriterThread');
-
-/** Options of {@link FileWriter.start}. */
+/** Options of a {@link FileWriter}. */
 export interface FileWriterOptions {
   readonly fd: number;
   readonly layout: NpyFileLayout;
-  /** Elements of the largest block's result (rowCount * colCount): the size of a slot. */
+  /** Elements of the largest block's result (rowCount * colCount): the size of a slot of the writer thread. */
   readonly blockElements: number;
-  /** Elements the largest write tile occupies in the file: the size of one staging buffer of the thread. */
+  /** Elements the largest write tile occupies in the file: the size of one staging buffer. */
   readonly stagingElements: number;
-  /** Bytes of staging buffers the thread may hold; default: two tiles. */
+  /** Bytes of staging buffers the writer may hold; default: two tiles. */
   readonly stagingBytes?: number;
   /** The write tiles (from planWriteTiles); default: every block a tile of its own. */
   readonly tiles?: { readonly tileOf: Int32Array; readonly tileBlocks: Int32Array; readonly completeBefore?: Float64Array };
@@ -34,168 +27,35 @@ export interface FileWriterOptions {
    * `tiles.completeBefore`; see pageCache.ts); default: the pages stay cached.
    */
   readonly releasePath?: string;
-  /** Blocks in flight at most (at least 1). */
+  /** Blocks copied into slots of the writer thread at most (at least 1); the main thread's writer copies none. */
   readonly slots: number;
-  /** Called once per block whose bytes are in the file, in the order the thread wrote them. */
+  /** Called once per block whose bytes are in the file, in the order its tiles were written. */
   readonly onWritten: (block: BlockInfo) => void;
 }
 
-/** Streams blocks to one file through a writer thread; see the file comment. */
-export class FileWriter {
-  readonly #options: FileWriterOptions;
-  readonly #thread: Worker;
-  readonly #free: SharedArrayBuffer[] = [];
-  #allocated = 0;
-  /** Blocks the thread has not staged yet: their slot, or the caller's shared buffer and the put waiting for it. */
-  readonly #inFlight = new Map<number, { block: BlockInfo; slot?: SharedArrayBuffer; staged?: () => void }>();
-  /** Blocks handed to the thread and not yet written (or given up). */
-  readonly #unwritten = new Map<number, BlockInfo>();
-  #waiting: Array<() => void> = [];
-  #drained: Array<() => void> = [];
-  #failure: { error: Error } | undefined;
-  #stopped = false;
-
-  private constructor(options: FileWriterOptions) {
-    this.#options = options;
-    const tileBytes = Math.max(1, options.stagingElements) * options.layout.elementBytes;
-    const init: FileWriterInit = {
-      fd: options.fd,
-      layout: options.layout,
-      stagingElements: options.stagingElements,
-      stagingBytes: options.stagingBytes ?? 2 * tileBytes,
-      tileOf: options.tiles?.tileOf ?? new Int32Array(0),
-      tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
-      completeBefore: options.tiles?.completeBefore ?? new Float64Array(0),
-      ...(options.releasePath === undefined ? {} : { releasePath: options.releasePath }),
-    };
-    this.#thread = startThread(entry, { workerData: init });
-    // Only blocks in flight keep the process alive: an idle writer never holds it open.
-    this.#thread.unref();
-    this.#thread.on('message', (answer: WriterAnswer) => this.#answered(answer));
-    this.#thread.on('error', (error) => this.#fail(new Error(`the writer thread failed: ${error.message}`, { cause: error })));
-    this.#thread.on('exit', (code) => {
-      if (!this.#stopped) this.#died(new Error(`the writer thread exited with code ${code}`));
-    });
-  }
-
-  /** Starts the writer thread. */
-  static start(options: FileWriterOptions): FileWriter {
-    return new FileWriter(options);
-  }
-
+/**
+ * Streams blocks into one file. `put` resolves once the caller may reuse its buffer, and waits
+ * while the writer holds as much as it may (a disk slower than the computation holds the pipeline
+ * back); a block is reported to `onWritten` only once its bytes are in the file. After the first
+ * failure nothing more is written and every later `put` rejects with it.
+ */
+export interface FileWriter {
   /** The first failure (a write error, a block that broke the layout's rules, a dead thread), if any. */
-  get failure(): Error | undefined {
-    return this.#failure?.error;
-  }
-
+  readonly failure: Error | undefined;
   /**
-   * Queues `block`'s results in `buf` for the thread. Resolves once `buf` may be reused: a buffer
-   * in shared memory of the file's dtype (a CPU device's result buffer) is staged by the thread
-   * straight from where it is, and the call resolves once it has been; any other is copied into a
-   * slot first, which waits while every slot is in flight.
+   * Stages `block`'s results from `buf` (row-major, `colCount` per row, any float type).
    *
    * @throws (rejects) the writer's first failure, as given by {@link failure}.
    */
-  async put(block: BlockInfo, buf: FloatArray): Promise<void> {
-    const elements = block.rowCount * block.colCount;
-    const float32 = this.#options.layout.dtype === 'float32';
-    if (buf.buffer instanceof SharedArrayBuffer && buf instanceof (float32 ? Float32Array : Float64Array)) {
-      // No copy on the main thread: 8 MB per block of 1,024 float64; at N = 10,000 the main
-      // thread's CPU time fell from 0.54-0.57 s to 0.45-0.54 s.
-      this.#throwIfFailed();
-      const staged = new Promise<void>((resolve) => this.#send({ block, data: buf.buffer as SharedArrayBuffer, byteOffset: buf.byteOffset }, undefined, resolve));
-      await staged;
-      return;
-    }
-    const slot = await this.#acquire();
-    const view = float32 ? new Float32Array(slot, 0, elements) : new Float64Array(slot, 0, elements);
-    await copyInSteps(view, buf, elements);
-    this.#send({ block, data: slot, byteOffset: 0 }, slot, undefined);
-  }
-
-  #send(message: WriteBlock, slot: SharedArrayBuffer | undefined, staged: (() => void) | undefined): void {
-    const { block } = message;
-    if (this.#unwritten.size === 0) this.#thread.ref();
-    this.#inFlight.set(block.index, { block, ...(slot === undefined ? {} : { slot }), ...(staged === undefined ? {} : { staged }) });
-    this.#unwritten.set(block.index, block);
-    this.#thread.postMessage(message);
-  }
-
+  put(block: BlockInfo, buf: FloatArray): Promise<void>;
   /**
    * Resolves when every block put so far is answered (written, or failed); tiles still incomplete
    * are written as far as they got, or with `discard` dropped unwritten and not reported.
    */
-  async drain(discard = false): Promise<void> {
-    if (this.#unwritten.size === 0) return;
-    const flush: FlushTiles = { flush: true, discard };
-    this.#thread.postMessage(flush);
-    while (this.#unwritten.size > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
-  }
-
+  drain(discard?: boolean): Promise<void>;
   /**
-   * Waits for the blocks in flight and ends the thread; with `discard`, tiles still incomplete are
-   * dropped (see {@link drain}). After this resolves nothing writes to the descriptor any more, so
-   * the caller may close it. Safe to call twice.
+   * Drains (see {@link drain}) and ends the writer: after this resolves nothing writes to the
+   * descriptor any more, so the caller may close it. Safe to call twice.
    */
-  async stop(discard = false): Promise<void> {
-    await this.drain(discard);
-    this.#stopped = true;
-    await this.#thread.terminate();
-  }
-
-  #answered({ staged, settled, error, discarded }: WriterAnswer): void {
-    if (error !== undefined) this.#fail(error.logic ? new LogicError(error.message) : new Error(error.message));
-    const entry = staged === undefined ? undefined : this.#inFlight.get(staged);
-    if (entry !== undefined) {
-      this.#inFlight.delete(entry.block.index);
-      entry.staged?.();
-      if (entry.slot !== undefined) {
-        this.#free.push(entry.slot);
-        this.#waiting.shift()?.();
-      }
-    }
-    for (const index of settled ?? []) {
-      const block = this.#unwritten.get(index);
-      if (block === undefined) continue;
-      this.#unwritten.delete(index);
-      if (error === undefined && discarded === undefined) this.#options.onWritten(block);
-    }
-    if (this.#unwritten.size === 0) {
-      this.#thread.unref();
-      for (const resolve of this.#drained.splice(0)) resolve();
-    }
-  }
-
-  /** Records the first failure; waiting puts wake up to throw it. */
-  #fail(error: Error): void {
-    this.#failure ??= { error };
-    for (const resolve of this.#waiting.splice(0)) resolve();
-  }
-
-  /** A dead thread answers nothing more: its blocks are given up and every wait ends. */
-  #died(error: Error): void {
-    this.#fail(error);
-    this.#stopped = true;
-    for (const entry of this.#inFlight.values()) entry.staged?.();
-    this.#inFlight.clear();
-    this.#unwritten.clear();
-    for (const resolve of this.#drained.splice(0)) resolve();
-  }
-
-  async #acquire(): Promise<SharedArrayBuffer> {
-    for (;;) {
-      this.#throwIfFailed();
-      const data = this.#free.pop();
-      if (data !== undefined) return data;
-      if (this.#allocated < this.#options.slots) {
-        this.#allocated++;
-        return new SharedArrayBuffer(Math.max(1, this.#options.blockElements) * this.#options.layout.elementBytes);
-      }
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    }
-  }
-
-  #throwIfFailed(): void {
-    if (this.#failure !== undefined) throw this.#failure.error;
-  }
+  stop(discard?: boolean): Promise<void>;
 }

@@ -4,8 +4,9 @@
  * writeTiles.ts), frees the slot, and once every block of the tile is in writes the tile with
  * synchronous positional writes, the runs that continue each other in the file gathered into one
  * `writev`. Synchronous writes here cost none of the main thread's time; through libuv's pool each
- * write would cost the main thread a callback, and staging there would hold up the event loop for
- * as long as a block takes to copy.
+ * write costs the main thread a callback, and staging there takes its time in steps: what the main
+ * thread's writer (mainThreadFileWriter.ts) pays for a small result, where it saves this thread's
+ * isolate.
  */
 import { writeSync, writevSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -15,6 +16,7 @@ import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
+import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
 import { CompleteStart } from './writeTiles.js';
 
 /** What the thread starts with. */
@@ -69,19 +71,6 @@ export interface WriterAnswer {
   readonly discarded?: true;
 }
 
-/** A tile being staged: its blocks' runs point into `data`, filled up to `used`. */
-interface OpenTile {
-  readonly id: number;
-  readonly data: FloatArray;
-  used: number;
-  readonly runs: StagedRun[];
-  readonly blocks: number[];
-  left: number;
-}
-
-/** At most this many buffers per `writev` (Linux's IOV_MAX is 1,024). */
-const MAX_IOV = 1024;
-
 function viewOf(layout: NpyFileLayout, { block, data, byteOffset }: WriteBlock): FloatArray {
   const elements = block.rowCount * block.colCount;
   return layout.dtype === 'float32' ? new Float32Array(data, byteOffset, elements) : new Float64Array(data, byteOffset, elements);
@@ -110,24 +99,9 @@ function writeGathered(fd: number, pieces: Uint8Array[], position: number): void
   }
 }
 
-/** Writes a tile's runs in file order, each chain of runs that continue each other in the file as one write. */
-function writeTile(fd: number, layout: NpyFileLayout, tile: OpenTile): void {
-  const size = layout.elementBytes;
-  const base = layout.header.length;
-  const bytes = new Uint8Array(tile.data.buffer, tile.data.byteOffset, tile.data.byteLength);
-  const runs = tile.runs.sort((a, b) => a.at - b.at);
-  let k = 0;
-  while (k < runs.length) {
-    const first = runs[k]!;
-    const pieces: Uint8Array[] = [];
-    let end = first.at;
-    while (k < runs.length && runs[k]!.at === end && pieces.length < MAX_IOV) {
-      const run = runs[k++]!;
-      pieces.push(bytes.subarray(run.from * size, (run.from + run.length) * size));
-      end += run.length;
-    }
-    writeGathered(fd, pieces, base + first.at * size);
-  }
+/** Writes a finished tile with synchronous positional writes. */
+function writeTile(fd: number, layout: NpyFileLayout, tile: StagedTile): void {
+  for (const { position, pieces } of tileWrites(layout, tile)) writeGathered(fd, pieces, position);
 }
 
 function serve(init: FileWriterInit): void {
@@ -136,7 +110,7 @@ function serve(init: FileWriterInit): void {
   const tileBytes = Math.max(1, init.stagingElements) * layout.elementBytes;
   // Staging buffers are kept for the next tile: a fresh one per tile would cost its page faults again.
   const pool: FloatArray[] = [];
-  const open = new Map<number, OpenTile>();
+  const open = new Map<number, StagedTile>();
   const scratch: StagedRun[] = [];
   let allocated = 0;
   // After the first failure the file is garbage: later blocks are answered without writing.
@@ -151,7 +125,7 @@ function serve(init: FileWriterInit): void {
     });
   }
   /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew. */
-  const written = (tile: OpenTile): void => {
+  const written = (tile: StagedTile): void => {
     const complete = start.written(tile.id, tile.blocks.length);
     if (release === undefined || complete <= released) return;
     // Each call also covers what the one before left: pages still dirty or in writeback then.
@@ -163,7 +137,7 @@ function serve(init: FileWriterInit): void {
   const failure = (e: unknown): WriterAnswer['error'] => ({ logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) });
 
   /** Writes `tile` as far as it got and gives its buffer back; its blocks are settled. */
-  const finish = (tile: OpenTile): void => {
+  const finish = (tile: StagedTile): void => {
     open.delete(tile.id);
     try {
       if (!failed) {
@@ -179,10 +153,8 @@ function serve(init: FileWriterInit): void {
   };
 
   /** The open tile of `block`, opened now if need be, with room for it. */
-  const tileFor = (block: BlockInfo, elements: number): OpenTile => {
-    const id = tileOf[block.index] ?? -1;
-    // A block without a tile gets one of its own, numbered apart from the planned ones.
-    const key = id >= 0 ? id : -1 - block.index;
+  const tileFor = (block: BlockInfo, elements: number): StagedTile => {
+    const key = tileIdOf(block, tileOf);
     let tile = open.get(key);
     if (tile !== undefined && tile.used + elements <= tile.data.length) return tile;
     if (tile !== undefined) finish(tile);
@@ -198,7 +170,7 @@ function serve(init: FileWriterInit): void {
       data = allocFloatArray(layout.dtype, Math.max(1, init.stagingElements, elements));
       allocated++;
     }
-    tile = { id: key, data, used: 0, runs: [], blocks: [], left: id >= 0 ? (tileBlocks[id] ?? 1) : 1 };
+    tile = openTile(block, tileOf, tileBlocks, data);
     open.set(key, tile);
     return tile;
   };
@@ -221,14 +193,14 @@ function serve(init: FileWriterInit): void {
       answer({ staged: block.index, settled: [block.index], error: { logic: false, message: 'an earlier block failed' } });
       return;
     }
-    let tile: OpenTile | undefined;
+    let tile: StagedTile | undefined;
     try {
       const elements = stagedElements(layout, block);
       tile = tileFor(block, elements);
       if (failed) throw new Error('an earlier block failed');
       scratch.length = 0;
       stageBlock(layout, block, viewOf(layout, message), tile.data.subarray(tile.used, tile.used + elements), scratch);
-      for (const run of scratch) tile.runs.push({ at: run.at, from: run.from + tile.used, length: run.length });
+      addRuns(tile, scratch, tile.used);
       tile.used += elements;
       tile.blocks.push(block.index);
       tile.left--;

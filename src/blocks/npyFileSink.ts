@@ -1,9 +1,10 @@
 /**
- * A result writer that streams blocks into an `.npy` file: each finished block is handed to a
- * writer thread (see FileWriter), which stages it and writes it to its final offsets with
- * positional writes, off the main thread. The whole matrix never exists in memory: at most a few
- * blocks, within a byte budget, are in flight, and `write` waits for one to come free, so a disk
- * slower than the computation holds the pipeline back instead of filling memory.
+ * A result writer that streams blocks into an `.npy` file: each finished block is handed to a file
+ * writer (see fileWriter.ts), which stages it and writes it to its final offsets with positional
+ * writes: from the main thread for a small result, through a writer thread for a large one. The
+ * whole matrix never exists in memory: at most a few blocks, within a byte budget, are in flight,
+ * and `write` waits for one to come free, so a disk slower than the computation holds the pipeline
+ * back instead of filling memory.
  *
  * The file is written as `.<name>.<pid>.<hex>.tmp` beside the target with a journal of finished
  * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
@@ -17,11 +18,13 @@ import { totalMemory } from '../platform/machine.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
 import { checkDiskSpace, type WayOut } from './capacityCheck.js';
-import { FileWriter } from './fileWriter.js';
+import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials, type PartialPaths } from './partialFiles.js';
+import { MainThreadFileWriter } from './mainThreadFileWriter.js';
 import type { ResultWriter } from './resultWriter.js';
+import { ThreadFileWriter } from './threadFileWriter.js';
 import { planWriteTiles } from './writeTiles.js';
 
 /** Options of {@link NpyFileSink.open}. */
@@ -64,6 +67,33 @@ const FLUSH_INTERVAL_MS = 250;
  * 4.6 s dropped).
  */
 const RELEASE_SHARE_OF_MEMORY = 1 / 4;
+
+/**
+ * A result file of at most this many bytes is written from the main thread (MainThreadFileWriter),
+ * a larger one through a writer thread (ThreadFileWriter); see {@link fileWriterKind}. The writer
+ * thread's isolate costs about 10 MiB of peak memory whatever the size; the main thread's writes
+ * through libuv's pool cost CPU time by the write, which grows with the file. Measured in pdist of
+ * PCFs of 20 breakpoints (2 vCPUs, five runs each, medians): at N = 2,000 (30.5 MiB) 100.2 against
+ * 110.6 MiB and 0.39 against 0.37 s of CPU; at N = 2,800 (60 MiB) 104.7 against 114.2 MiB and 0.56
+ * against 0.50 s; at N = 3,000 (69 MiB) 0.6 against 0.5 s.
+ */
+export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
+
+/**
+ * Which file writer writes a result file of `bytes`: `PXL_FILE_WRITER` set to `main` or `thread`
+ * chooses (to compare them, and in tests); otherwise the main thread's writer up to
+ * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
+ *
+ * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
+ */
+export function fileWriterKind(bytes: number): 'main' | 'thread' {
+  const chosen = process.env.PXL_FILE_WRITER;
+  if (chosen === 'main' || chosen === 'thread') return chosen;
+  return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
+}
+
+/** Tiles the main thread's writer stages at most (at least two): written ones wait for their writes. */
+const MAIN_THREAD_TILES = 2;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -215,22 +245,27 @@ export class NpyFileSink implements ResultWriter {
     const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, tileBudget);
     const blockElements = todo.reduce((m, b) => Math.max(m, b.rowCount * b.colCount), 0);
     const slotBytes = Math.max(1, blockElements * layout.elementBytes);
-    this.#writer = FileWriter.start({
+    const tileBytes = tiles.tileElements * layout.elementBytes;
+    const onMain = fileWriterKind(layout.bytes) === 'main';
+    const options: FileWriterOptions = {
       fd: this.#handle.fd,
       layout,
       blockElements,
       stagingElements: tiles.tileElements,
-      stagingBytes: Math.max(half, 2 * tiles.tileElements * layout.elementBytes),
+      // The writer thread writes a tile as soon as it is staged; the main thread's tiles wait for
+      // their writes on libuv's pool, and a few of them in flight keep up with the cores.
+      stagingBytes: onMain ? Math.max(2 * tileBytes, Math.min(half, MAIN_THREAD_TILES * tileBytes)) : Math.max(half, 2 * tileBytes),
       tiles,
       ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
       onWritten: (block) => this.#blockDone(block),
-    });
+    };
+    this.#writer = onMain ? new MainThreadFileWriter(options) : ThreadFileWriter.start(options);
     return tiles.blocks;
   }
 
   /**
-   * Hands `block`'s results to the writer thread. Resolves once `buf` may be reused: after the
+   * Hands `block`'s results to the file writer. Resolves once `buf` may be reused: after the
    * copy, which first waits while the byte budget is in flight (backpressure).
    *
    * @throws (rejects) the first failure of an earlier block: a write error as an InputFormatError

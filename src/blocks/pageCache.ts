@@ -1,6 +1,6 @@
 /**
  * Dropping a file's written pages from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`), for
- * the file writer's thread: a result of gigabytes written through the page cache otherwise keeps
+ * the file writers (fileWriter.ts): a result of gigabytes written through the page cache otherwise keeps
  * every page it touched, so each new write lands in memory the kernel has not used for a while.
  * Where that memory is expensive to touch again (a virtual machine whose host takes back free
  * memory: the development machine, where a fresh page costs about 1.5 ms per MB of system time

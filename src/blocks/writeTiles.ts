@@ -138,7 +138,7 @@ export function planWriteTiles(layout: NpyFileLayout, blocks: readonly BlockInfo
 }
 
 /**
- * How far the start of the file is complete as tiles are written (on the file writer's thread): a
+ * How far the start of the file is complete as tiles are written (by the file writer): a
  * tile counts once all its blocks are in, whatever order tiles finish in.
  *
  * @example

@@ -275,7 +275,7 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
   const gathering = new Map<number, Gathering>();
   // Block buffers come back once the writer is done with them: allocating 2 MiB per block was a
   // good part of the coordinator's garbage collection. They are shared memory, which the file
-  // writer's thread reads in place: the main thread makes no copy of its own.
+  // writer stages from in place (the writer thread for a large result): no copy of their own.
   const spare: Uint8Array[] = [];
   const buffer = (length: number): Uint8Array => {
     const k = spare.findIndex((b) => b.byteLength === length);

@@ -1,0 +1,75 @@
+/**
+ * Positional writes on libuv's pool, for the main thread's file writer (mainThreadFileWriter.ts).
+ * Each write costs a wake-up of a pool thread and one of the event loop; with several in flight
+ * those overlap. Measured on the development machine (2 vCPUs), 16,000 writes of 2 KiB at their
+ * own offsets: one at a time 0.7 s, 4 at a time 0.27 s, 16 at a time 80 ms, 64 at a time 40 ms
+ * (against 30-70 ms of synchronous writes). In a pdist of 2,000 PCFs (the same 16,000 writes
+ * beside two busy cores) 16 in flight ran as fast as 64 with shorter event-loop stalls: every
+ * pool thread busy at once is one more thread wanting a CPU that the main thread then waits for.
+ */
+import { write, writev } from 'node:fs';
+import type { TileWrite } from './stagedTile.js';
+
+/** Writes in flight at most. */
+const IN_FLIGHT = 16;
+
+type Done = (error: Error | null) => void;
+
+/** The pieces left after the first `bytes` of `pieces`. */
+function after(pieces: readonly Uint8Array[], bytes: number): Uint8Array[] {
+  const left: Uint8Array[] = [];
+  let at = 0;
+  for (const piece of pieces) {
+    const skip = Math.min(piece.length, Math.max(0, bytes - at));
+    if (skip < piece.length) left.push(piece.subarray(skip));
+    at += piece.length;
+  }
+  return left;
+}
+
+/** Writes `pieces` whole from `position`: a positional write may write less than asked (rarely, for regular files). */
+function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number, done: Done): void {
+  const total = pieces.reduce((n, p) => n + p.length, 0);
+  const written = (error: Error | null, bytes: number): void => {
+    if (error !== null) done(error);
+    else if (bytes >= total) done(null);
+    else writeWhole(fd, after(pieces, bytes), position + bytes, done);
+  };
+  if (pieces.length === 1) write(fd, pieces[0]!, 0, total, position, written);
+  else writev(fd, pieces as Uint8Array[], position, written);
+}
+
+/**
+ * Writes each of `writes` whole at its position, at most 16 at a time, taking the next one as one
+ * ends. Resolves once all are written; after a failure no more are started, and it rejects with
+ * the first error once the writes in flight have ended (so nothing writes to `fd` after it settles).
+ *
+ * @example await writePositional(fd, tileWrites(layout, tile));
+ */
+export function writePositional(fd: number, writes: Iterator<TileWrite, void, undefined>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let running = 0;
+    let ended = false;
+    let failure: Error | undefined;
+    const done = (error: Error | null): void => {
+      running--;
+      if (error !== null) failure ??= error;
+      pump();
+    };
+    const pump = (): void => {
+      while (running < IN_FLIGHT && failure === undefined && !ended) {
+        const next = writes.next();
+        if (next.done === true) {
+          ended = true;
+          break;
+        }
+        running++;
+        writeWhole(fd, next.value.pieces, next.value.position, done);
+      }
+      if (running > 0) return;
+      if (failure !== undefined) reject(failure);
+      else if (ended) resolve();
+    };
+    pump();
+  });
+}
