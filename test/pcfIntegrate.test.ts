@@ -112,7 +112,8 @@ describe('fast kernels against the brute-force reference on random PCFs', () => 
     const wide = { ...a, ...widenPcfData(a) };
     expect(wide.times).toBeInstanceOf(Float64Array);
     const upper = integrationLimit('float32');
-    const pair32 = (i: number, j: number): number => l2Pair32(wide.times, wide.values, a.offsets[i]!, a.offsets[i + 1]!, wide.times, wide.values, a.offsets[j]!, a.offsets[j + 1]!, upper);
+    const [wt, wv] = [wide.times as Float64Array, wide.values as Float64Array];
+    const pair32 = (i: number, j: number): number => l2Pair32(wt, wv, a.offsets[i]!, a.offsets[i + 1]!, wt, wv, a.offsets[j]!, a.offsets[j + 1]!, upper);
     expect(fastCdist(pcfOp(2), a, a)).toEqual(Array.from({ length: 6 }, (_, i) => Array.from({ length: 6 }, (_, j) => pair32(i, j))));
     expect(fastCdist(pcfOp(2), a, a)).not.toEqual(fastCdist(pcfOp(2), wide, wide));
     expect(fastCdist(pcfOp(3), a, a)).toEqual(fastCdist(pcfOp(3), wide, wide));

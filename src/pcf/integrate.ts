@@ -176,12 +176,13 @@ export function integrateRow(
     o = outOffset;
   }
 
-  if (op.kind === 'l1') (f32 ? rowL1f32 : rowL1)(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
-  else if (op.kind === 'l2inner') (f32 ? rowInnerF32 : rowInner)(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  const p = op.kind === 'lp' ? checkP(op.p) : 1;
+  if (f32 && (p === 1 || p === 2)) rowF32(op.kind === 'l2inner' ? l2InnerPair32 : p === 1 ? l1Pair32 : l2Pair32, at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  else if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  else if (op.kind === 'l2inner') rowInner(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else {
-    const p = checkP(op.p);
-    if (p === 1) (f32 ? rowL1f32 : rowL1)(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
-    else if (p === 2) (f32 ? rowL2f32 : rowL2)(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+    if (p === 1) rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+    else if (p === 2) rowL2(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
     else if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) rowLpInt(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper, p);
     else rowLpReal(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper, p);
   }
@@ -227,23 +228,10 @@ function rowInner(
   for (let j = j0; j < jEnd; j++) out[o + j] = l2InnerPair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }
 
-function rowL1f32(
-  at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
+/** The float32 kernels share one loop: they are the JS path only where WebAssembly is missing or a wasm row lost range. */
+function rowF32(
+  pair: typeof l1Pair32, at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
   j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
 ): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l1Pair32(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
-}
-
-function rowL2f32(
-  at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
-): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l2Pair32(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
-}
-
-function rowInnerF32(
-  at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
-  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
-): void {
-  for (let j = j0; j < jEnd; j++) out[o + j] = l2InnerPair32(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
+  for (let j = j0; j < jEnd; j++) out[o + j] = pair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }

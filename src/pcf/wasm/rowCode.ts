@@ -76,59 +76,38 @@ export const SCRATCH_BYTES = PARK + 16;
 /** Sentinel records at the end of every PCF (see rowModule.ts). */
 export const SENTINELS = UNROLL;
 
-/** Byte lanes of i8x16.shuffle that pick the low f64 of both operands, and the high f64 of both. */
-const LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
-const HIGH_HALVES = [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
-/** Byte lanes of i8x16.shuffle that pick the even f32 lanes of both operands, and the odd ones. */
-const EVEN_LANES = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
-const ODD_LANES = [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31];
-
 /**
- * What differs between the float64 and the float32 kernels. float64: a record is 16 bytes, a
- * group two f64x2 lanes whose pointers are record indices in i64 lanes. float32: a record is 8
- * bytes (time, value), a group four f32x4 lanes, each lane's two records come in as one 64-bit
- * half of a vector, and pointers are byte addresses in i32 lanes advanced by `mask & 8`: the
- * shift from index to address would cost eight instructions a group-step, the mask two.
+ * Byte lanes of i8x16.shuffle over two operands (32 bytes) that pick every even (`odd` 0) or odd
+ * (`odd` 1) lane of `width` bytes: the low f64 of both operands and the high ones (width 8), or
+ * the even f32 lanes and the odd ones (width 4).
  */
-interface Float {
-  readonly type: number;
-  readonly lanes: number;
-  /** log2 of the bytes of a record, and of a scalar float. */
-  readonly recordShift: number;
-  readonly size: number;
-  readonly load: number; readonly store: number; readonly abs: number; readonly sqrt: number; readonly lt: number;
-  readonly add: number; readonly sub: number; readonly mul: number;
-  readonly intType: number; readonly intLoad: number; readonly intLeS: number; readonly fromInt: number;
-  readonly splat: number; readonly extract: number; readonly replace: number;
-  readonly eq: number; readonly vlt: number; readonly le: number; readonly pmin: number;
-  readonly vadd: number; readonly vsub: number; readonly vmul: number; readonly bitmask: number;
-  readonly absMask: readonly number[];
-  constant(c: Code, value: number): Code;
+function pick(width: number, odd: number): number[] {
+  return Array.from({ length: 32 }, (_, k) => k).filter((k) => (k / width | 0) % 2 === odd);
 }
 
-const F64_OPS: Float = {
-  type: F64, lanes: 2, recordShift: 4, size: 3,
-  load: Op.f64Load, store: Op.f64Store, abs: Op.f64Abs, sqrt: Op.f64Sqrt, lt: Op.f64Lt,
-  add: Op.f64Add, sub: Op.f64Sub, mul: Op.f64Mul,
-  intType: I64, intLoad: Op.i64Load, intLeS: Op.i64LeS, fromInt: Op.f64ReinterpretI64,
-  splat: Simd.f64x2Splat, extract: Simd.f64x2ExtractLane, replace: Simd.f64x2ReplaceLane,
-  eq: Simd.f64x2Eq, vlt: Simd.f64x2Lt, le: Simd.f64x2Le, pmin: Simd.f64x2Pmin,
-  vadd: Simd.f64x2Add, vsub: Simd.f64x2Sub, vmul: Simd.f64x2Mul, bitmask: Simd.i64x2Bitmask,
-  absMask: [255, 255, 255, 255, 255, 255, 255, 127, 255, 255, 255, 255, 255, 255, 255, 127],
-  constant: (c, value) => c.f64(value),
+/**
+ * What differs between the float64 and the float32 kernels, as [float64, float32] pairs. float64:
+ * a record is 16 bytes, a group two f64x2 lanes whose pointers are record indices in i64 lanes.
+ * float32: a record is 8 bytes (time, value), a group four f32x4 lanes, each lane's record comes in
+ * as one 64-bit half of a vector, and pointers are byte addresses in i32 lanes advanced by
+ * `mask & 8`: the shift from index to address would cost eight instructions a group-step, the mask
+ * two (measured: indices were 5 to 15% slower).
+ */
+const FLOAT = {
+  type: [F64, F32], lanes: [2, 4],
+  /** log2 of the bytes of a record, and of a float. */
+  recordShift: [4, 3], size: [3, 2],
+  load: [Op.f64Load, Op.f32Load], store: [Op.f64Store, Op.f32Store], abs: [Op.f64Abs, Op.f32Abs], sqrt: [Op.f64Sqrt, Op.f32Sqrt],
+  lt: [Op.f64Lt, Op.f32Lt], add: [Op.f64Add, Op.f32Add], sub: [Op.f64Sub, Op.f32Sub], mul: [Op.f64Mul, Op.f32Mul],
+  /** The integer type of a time's bits, and its load, signed <= and reinterpretation as the float. */
+  intType: [I64, I32], intLoad: [Op.i64Load, Op.i32Load], intLeS: [Op.i64LeS, Op.i32LeS], fromInt: [Op.f64ReinterpretI64, Op.f32ReinterpretI32],
+  splat: [Simd.f64x2Splat, Simd.f32x4Splat], extract: [Simd.f64x2ExtractLane, Simd.f32x4ExtractLane], replace: [Simd.f64x2ReplaceLane, Simd.f32x4ReplaceLane],
+  eq: [Simd.f64x2Eq, Simd.f32x4Eq], vlt: [Simd.f64x2Lt, Simd.f32x4Lt], le: [Simd.f64x2Le, Simd.f32x4Le], pmin: [Simd.f64x2Pmin, Simd.f32x4Pmin],
+  vadd: [Simd.f64x2Add, Simd.f32x4Add], vsub: [Simd.f64x2Sub, Simd.f32x4Sub], vmul: [Simd.f64x2Mul, Simd.f32x4Mul], bitmask: [Simd.i64x2Bitmask, Simd.i32x4Bitmask],
 };
 
-const F32_OPS: Float = {
-  type: F32, lanes: 4, recordShift: 3, size: 2,
-  load: Op.f32Load, store: Op.f32Store, abs: Op.f32Abs, sqrt: Op.f32Sqrt, lt: Op.f32Lt,
-  add: Op.f32Add, sub: Op.f32Sub, mul: Op.f32Mul,
-  intType: I32, intLoad: Op.i32Load, intLeS: Op.i32LeS, fromInt: Op.f32ReinterpretI32,
-  splat: Simd.f32x4Splat, extract: Simd.f32x4ExtractLane, replace: Simd.f32x4ReplaceLane,
-  eq: Simd.f32x4Eq, vlt: Simd.f32x4Lt, le: Simd.f32x4Le, pmin: Simd.f32x4Pmin,
-  vadd: Simd.f32x4Add, vsub: Simd.f32x4Sub, vmul: Simd.f32x4Mul, bitmask: Simd.i32x4Bitmask,
-  absMask: [255, 255, 255, 127, 255, 255, 255, 127, 255, 255, 255, 127, 255, 255, 255, 127],
-  constant: (c, value) => c.f32(value),
-};
+/** The opcodes and sizes of one precision (one column of {@link FLOAT}). */
+type Float = { readonly [K in keyof typeof FLOAT]: number };
 
 // Parameters: see RowFunction in rowModule.ts.
 const A_FIRST = 0, OFFS = 1, COUNT = 2, OUT = 3, UPPER = 4;
@@ -173,7 +152,8 @@ function scalarStep(c: Code, kind: Integrand, s: Scalar, x: Float): void {
 /** The body of one row function (see the module comment). */
 export function rowFunction(name: string, kind: Integrand, precision: RowPrecision = 'f64'): FunctionDef {
   const f32 = precision === 'f32';
-  const x = f32 ? F32_OPS : F64_OPS;
+  const x = Object.fromEntries(Object.entries(FLOAT).map(([k, pair]) => [k, pair[+f32]])) as Float;
+  const constant = (code: Code, value: number): Code => (f32 ? code.f32(value) : code.f64(value));
   const width = 1 << x.size;
   const v = new Locals();
   const s: Scalar = { pa: v.add(I32), pb: v.add(I32), t: v.add(x.type), sum: v.add(x.type), tn: v.add(x.type), ia: v.add(x.intType), ib: v.add(x.intType), ai: v.add(I32), d: v.add(x.type) };
@@ -201,8 +181,8 @@ export function rowFunction(name: string, kind: Integrand, precision: RowPrecisi
     if (f32) c.i32(3).op(Op.i32Shl);
     c.mem(Op.i32Store, 2, pointerAt(g, 16, k));
     c.i32(0).get(A_FIRST).mem(Op.i32Store, 2, pointerAt(g, 0, k));
-    x.constant(c.i32(0), 0).mem(x.store, x.size, sumAt(g, k));
-    x.constant(c.get(g.t), 0).simd(x.replace, k).set(g.t);
+    constant(c.i32(0), 0).mem(x.store, x.size, sumAt(g, k));
+    constant(c.get(g.t), 0).simd(x.replace, k).set(g.t);
     c.get(OUT).set(g.out[k]!);
     c.get(OFFS).i32(4).op(Op.i32Add).set(OFFS);
     c.get(OUT).i32(width).op(Op.i32Add).set(OUT);
@@ -211,7 +191,7 @@ export function rowFunction(name: string, kind: Integrand, precision: RowPrecisi
   /** Lane k of g parks: both pointers on the parking record, time NaN (never equal to upper). */
   const park = (g: Group, k: number): void => {
     for (const side of [0, 16]) c.i32(0).i32(f32 ? PARK : PARK >> 4).mem(Op.i32Store, 2, pointerAt(g, side, k));
-    x.constant(c.get(g.t), NaN).simd(x.replace, k).set(g.t);
+    constant(c.get(g.t), NaN).simd(x.replace, k).set(g.t);
   };
   /** Lane k of g takes the next column if there is one, else parks. */
   const takeOrPark = (g: Group, k: number): void => {
@@ -257,7 +237,7 @@ export function rowFunction(name: string, kind: Integrand, precision: RowPrecisi
     records(g.slot + 8, xa1);
     records(g.slot + 16, xb0);
     records(g.slot + 24, xb1);
-    const times = f32 ? EVEN_LANES : LOW_HALVES;
+    const times = pick(1 << x.size, 0);
     c.get(xa0).get(xa1).simd(Simd.i8x16Shuffle, ...times).set(ta);
     c.get(xb0).get(xb1).simd(Simd.i8x16Shuffle, ...times).set(tb);
     c.get(ta).get(tb).simd(x.pmin).set(tn);
@@ -265,7 +245,7 @@ export function rowFunction(name: string, kind: Integrand, precision: RowPrecisi
     c.i32(0).i32(0).simdMem(Simd.v128Load, 4, g.slot + 32);
     c.get(tn).get(g.t).simd(x.vsub);
     const combine = kind === 'product' ? x.vmul : x.vsub;
-    c.get(xa0).get(xb0).simd(combine).get(xa1).get(xb1).simd(combine).simd(Simd.i8x16Shuffle, ...(f32 ? ODD_LANES : HIGH_HALVES));
+    c.get(xa0).get(xb0).simd(combine).get(xa1).get(xb1).simd(combine).simd(Simd.i8x16Shuffle, ...pick(1 << x.size, 1));
     if (kind === 'absDiff') c.get(abs).simd(Simd.v128And);
     else if (kind === 'sqDiff') c.tee(dv).get(dv).simd(x.vmul);
     c.simd(x.vmul).simd(x.vadd).simdMem(Simd.v128Store, 4, g.slot + 32);
@@ -285,9 +265,10 @@ export function rowFunction(name: string, kind: Integrand, precision: RowPrecisi
     c.get(A_FIRST).i32(3).op(Op.i32Shl).set(A_FIRST);
     c.i32(8).simd(Simd.i32x4Splat).set(eight);
   }
-  c.simd(Simd.v128Const, ...x.absMask).set(abs);
+  // All bits but each lane's sign bit (the top bit of its last byte): the lanes' absolute value.
+  c.simd(Simd.v128Const, ...Array.from({ length: 16 }, (_, k) => ((k + 1) % width === 0 ? 127 : 255))).set(abs);
   c.get(UPPER).simd(x.splat).set(uppers);
-  x.constant(c.i32(0), NaN).mem(x.store, x.size, PARK);
+  constant(c.i32(0), NaN).mem(x.store, x.size, PARK);
   for (const [g, k] of lanes) takeOrPark(g, k);
   c.block().loop(); // $finish, $refill
   // While columns are left every lane walks; after that, parked lanes do not count.
