@@ -2,7 +2,7 @@
 // triangle of N random PCFs (100 breakpoints, as bench/pdist.mjs), the two precisions alternating
 // run by run in one process so that load from other work falls on both alike. Prints one JSON
 // document with CPU-time medians and cycles per merge step (clock: /proc/cpuinfo's cpu MHz).
-//   npm run build && node bench/rowKernel.mjs     (PXL_BENCH_N, PXL_BENCH_RUNS to change N = 600, 9 runs)
+//   npm run bench:rowKernel          (builds first; PXL_BENCH_N, PXL_BENCH_RUNS to change N = 600, 9 runs)
 import fs from 'node:fs';
 import { randomPcfs, integrationLimit } from 'pxl';
 import { WasmRows } from '../dist/pcf/wasm/wasmRows.js';

@@ -2,7 +2,9 @@
  * The bodies of the WebAssembly row kernels (see rowModule.ts for the memory layout and the
  * arguments): one PCF against a run of columns, the same rectangle walk as l1Pair / l2Pair /
  * l2InnerPair (pairKernels.ts) with the same expressions in the same order, so every result is
- * identical bit for bit.
+ * identical bit for bit. The float32 functions run the same code over float32 records, lanes and
+ * sums (see FLOAT): four pairs to a vector instead of two, so a step of a group merges four pairs
+ * with the instructions that merge two in float64; their reference is pairKernels32.ts.
  *
  * Why the code looks as it does. A merge step of one pair is a dependency chain: load the two
  * times, compare, advance a pointer, load again; one pair at a time, the core waits on that chain
@@ -48,6 +50,7 @@ export type RowPrecision = 'f64' | 'f32';
  * Groups of lanes merged at once. Measured (row kernel alone, cycles per merge step, each
  * alternating with six groups in one process), float64: 2 groups 4.6, 3 groups 3.4, 4 groups 2.85,
  * 6 and 8 groups 2.3; six keeps the lanes left over at a row's end fewer than eight would.
+ * float32 (twenty-four pairs in flight at six groups): 3 groups 2.0, 4 groups 1.8, 6 and 8 groups 1.55.
  */
 const GROUPS = 6;
 /**
@@ -62,8 +65,9 @@ const SCALAR_LANES = 2;
  * in an earlier step of the iteration steps on over them and adds (upper - upper) * op(0, 0) = +0
  * (a sum is never -0), leaving its sum as it was. One exception: where a PCF has a breakpoint at
  * `upper` itself, the other PCF's extra record meets this one's sentinel, and op(f, 0) for L2
- * overflows once f^2 does, making the sum NaN; the block kernel then recomputes that row with
- * the JS kernels (l2RowInRange), so pdist's results are still theirs.
+ * overflows once |f| > 1e154 (1.8e19 in float32), making the sum NaN; the block kernel then
+ * recomputes that row with the JS kernels (l2RowInRange, rowInRange32), so pdist's results are
+ * still theirs.
  */
 const UNROLL = 2;
 
