@@ -119,6 +119,15 @@ describe('fast kernels against the brute-force reference on random PCFs', () => 
     expect(fastCdist(pcfOp(3), a, a)).toEqual(fastCdist(pcfOp(3), wide, wide));
   });
 
+  it('gives lpDistance and l2InnerProduct of float32 PCFs the float32 row results bit for bit', () => {
+    const a = randomPcfs({ n: 5, points: 30, seed: 4, dtype: 'float32' });
+    const pcfs = pcfsOf(a);
+    const single = (op: PcfOp, i: number, j: number): number => (op.kind === 'l2inner' ? l2InnerProduct(pcfs[i]!, pcfs[j]!) : lpDistance(pcfs[i]!, pcfs[j]!, op.kind === 'l1' ? 1 : op.p));
+    for (const op of [pcfOp(1), pcfOp(2), pcfOp(3), L2_INNER]) {
+      expect(fastCdist(op, a, a, new Float32Array(25))).toEqual(Array.from({ length: 5 }, (_, i) => Array.from({ length: 5 }, (_, j) => single(op, i, j))));
+    }
+  });
+
   it('rounds results written to a Float32Array output', () => {
     const a = randomPcfs({ n: 4, points: 10, seed: 5, dtype: 'float32' });
     const wide = fastCdist(pcfOp(1), a, a);

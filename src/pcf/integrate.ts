@@ -67,12 +67,10 @@ export function integratePair(
   dtype: PcfDtype = 'float64',
 ): number {
   const f32 = dtype === 'float32';
-  if (op.kind === 'l1' || (f32 && op.kind === 'lp' && op.p === 1)) return (f32 ? l1Pair32 : l1Pair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
   if (op.kind === 'l2inner') return (f32 ? l2InnerPair32 : l2InnerPair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  if (f32 && op.p === 2) return l2Pair32(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  const p = checkP(op.p);
-  if (p === 1) return l1Pair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  if (p === 2) return l2Pair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
+  const p = op.kind === 'l1' ? 1 : checkP(op.p);
+  if (p === 1) return (f32 ? l1Pair32 : l1Pair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
+  if (p === 2) return (f32 ? l2Pair32 : l2Pair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
   if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) return lpIntPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
   return lpRealPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
 }
