@@ -81,7 +81,7 @@ export class WasmRows {
   /**
    * Loads columns `colFirst .. colFirst + colCount - 1` of `cols` (rounded to float32 for a float32
    * instance, so float32 data goes in exactly) for integrals over
-   * [0, upper) (`upper` the dtype's largest finite float, at least every time of the rows and
+   * [0, upper) (`upper` the dtype's largest finite float, float32's for a float32 instance, at least every time of the rows and
    * columns), and reserves room for rows of up to `rowPoints` breakpoints (more grows the memory).
    * Replaces the previous columns. Returns false, loading nothing, when the columns would need over
    * 1 GiB of memory.
