@@ -1,6 +1,7 @@
 // pdist benchmark: pxl on all cores against a straightforward single-thread loop in the same run.
 // N PCFs of 100 breakpoints (t0 = 0, other times sorted uniform on [0, 10), values uniform on
-// [0, 1), last value 0), p = 1 and p = 2 in float64, and p = 1 in float32. Prints one JSON document.
+// [0, 1), last value 0), p = 1 and p = 2 in float64, and p = 1 in float32 (computed in float32 by the
+// float32 row kernels). Prints one JSON document.
 //   npm run bench:pdist              (builds first; PXL_BENCH_SIZES=1000,2000 to pick sizes)
 //
 // Cycles per merge step: a pair (i, j) walks len_i + len_j breakpoints, so a pdist makes
@@ -103,6 +104,8 @@ try {
     }
     row.p2OverP1Time = sig(row.p1.pxlPairsPerSec / row.p2.pxlPairsPerSec, 3);
     row.float32OverFloat64 = sig(row.p1float32.pxlPairsPerSec / row.p1.pxlPairsPerSec, 3);
+    // The same ratio per CPU second of the process: what load from other work disturbs least.
+    if (mhz !== null) row.float32OverFloat64PerCpuSecond = sig(row.p1.cyclesPerStepCpu / row.p1float32.cyclesPerStepCpu, 3);
     report.results.push(row);
   }
   const largest = report.results.at(-1);

@@ -4,7 +4,8 @@ import { createContext, type Context } from '../src/index.js';
 import { referenceCdist } from '../src/pcf/distance.js';
 import { integratePair, integrateRow, L2_INNER, pcfOp, widenPcfData, type PcfOp } from '../src/pcf/integrate.js';
 import { cdist, l2Kernel, pdist } from '../src/pcf/operations.js';
-import { integrationLimit, type Pcf } from '../src/pcf/pcf.js';
+import { l1Pair32, l2InnerPair32, l2Pair32 } from '../src/pcf/pairKernels32.js';
+import { integrationLimit, type Pcf, type PcfDtype } from '../src/pcf/pcf.js';
 import { pcfAt, pcfSetFrom, type PcfData, type PcfSet } from '../src/pcf/pcfSet.js';
 import { randomPcfs } from '../src/pcf/random.js';
 import { encodeModule } from '../src/pcf/wasm/encoder.js';
@@ -14,19 +15,26 @@ import { expectAllClose } from './helpers/closeTo.js';
 const UPPER = integrationLimit('float64');
 const OPS: Array<[WasmRowOp, string, PcfOp]> = [[0, 'L1', pcfOp(1)], [1, 'L2', pcfOp(2)], [2, 'L2 inner product', L2_INNER]];
 
-/** PCFs of mixed lengths (1 to 40 breakpoints), float64. */
-function mixedSet(n: number, seed: number): PcfSet {
+/** PCFs of mixed lengths (1 to 40 breakpoints), float64 unless said. */
+function mixedSet(n: number, seed: number, dtype: PcfDtype = 'float64'): PcfSet {
   const lengths = [1, 2, 3, 7, 40, 12];
   const pcfs: Pcf[] = [];
-  for (let k = 0; k < n; k++) pcfs.push(pcfAt(randomPcfs({ n: 1, points: lengths[k % lengths.length]!, seed: seed * 1000 + k }), 0));
-  return pcfSetFrom(pcfs, 'float64');
+  for (let k = 0; k < n; k++) pcfs.push(pcfAt(randomPcfs({ n: 1, points: lengths[k % lengths.length]!, seed: seed * 1000 + k, dtype }), 0));
+  return pcfSetFrom(pcfs, dtype);
 }
 
-/** Row `row` of `rows` against columns [j0, j1) of `cols`, by the wasm kernels. */
-function wasmRow(w: WasmRows, op: WasmRowOp, rows: PcfData, row: number, j0: number, j1: number): Float64Array {
-  const out = new Float64Array(j1 - j0);
+/** Row `row` of `rows` against columns [j0, j1) of `cols`, by the wasm kernels (float32 results in a Float32Array). */
+function wasmRow(w: WasmRows, op: WasmRowOp, rows: PcfData, row: number, j0: number, j1: number): Float64Array | Float32Array {
+  const out = rows.times instanceof Float32Array ? new Float32Array(j1 - j0) : new Float64Array(j1 - j0);
   expect(w.row(op, rows, row, j0, j1, out, 0)).toBe(true);
   return out;
+}
+
+/** Row `row` of `rows` against columns [j0, j1) of `cols` by integrateRow: the JS kernels, float32 ones for float32 sets. */
+function jsRow(op: PcfOp, rows: PcfData, row: number, cols: PcfData, j0: number, j1: number, upper: number): number[] {
+  const out = new Float64Array(j1 - j0);
+  integrateRow(op, rows, row, cols, j0, j1, out, 0, 'none', 0, 0, upper);
+  return Array.from(out);
 }
 
 describe('WebAssembly row kernels', () => {
@@ -196,6 +204,79 @@ describe('WebAssembly row kernels', () => {
   });
 });
 
+describe('WebAssembly float32 row kernels', () => {
+  const UPPER32 = integrationLimit('float32');
+
+  it('give the known answers in float32', () => {
+    const set = pcfSetFrom([[[0, 10], [2, 5], [3, 0]], [[0, 5], [6, 0]], [[0, 6], [3, 0]], [[0, 2], [1, 4], [2, 0]], [[0, 4], [3, 0]], [[0, 2], [3, 0]], [[0, 1]], [[0, 0]]], 'float32');
+    const w = new WasmRows('float32');
+    expect(w.setColumns(set, 0, set.count, 3, UPPER32)).toBe(true);
+    expect(wasmRow(w, 0, set, 0, 1, 2)[0]).toBe(25);
+    expect(wasmRow(w, 0, set, 2, 3, 4)[0]).toBe(12);
+    expect(wasmRow(w, 1, set, 2, 3, 4)[0]).toBe(Math.fround(Math.sqrt(16 + 4 + 36)));
+    expect(Array.from(wasmRow(w, 2, set, 4, 4, 6))).toEqual([48, 24]);
+    expect(wasmRow(w, 0, set, 6, 7, 8)[0]).toBe(UPPER32);
+  });
+
+  for (const [code, name, op] of OPS) {
+    it(`match the float32 JS kernels bit for bit for ${name} on random data of mixed lengths, for every column count and start`, () => {
+      const a = mixedSet(23, 1, 'float32');
+      const b = mixedSet(31, 2, 'float32');
+      const w = new WasmRows('float32');
+      for (const [rows, cols] of [[a, b], [b, a], [a, a]] as const) {
+        const n = cols.offsets.length - 1;
+        for (const [j0, j1] of [[0, n], [5, 17], [n - 1, n], [2, 3]] as const) {
+          expect(w.setColumns(cols, j0, j1 - j0, 0, UPPER32)).toBe(true);
+          for (let i = 0; i < rows.offsets.length - 1; i++) expect(Array.from(wasmRow(w, code, rows, i, j0, j1))).toEqual(jsRow(op, rows, i, cols, j0, j1, UPPER32));
+        }
+      }
+      const set = mixedSet(40, 4, 'float32');
+      expect(w.setColumns(set, 0, set.count, 0, UPPER32)).toBe(true);
+      for (let j0 = 0; j0 < set.count; j0 += 3) {
+        for (let j1 = j0 + 1; j1 <= set.count; j1++) expect(Array.from(wasmRow(w, code, set, j0 % 7, j0, j1))).toEqual(jsRow(op, set, j0 % 7, set, j0, j1, UPPER32));
+      }
+    });
+  }
+
+  it('match the float32 JS kernels bit for bit on random sets with shared times (fast-check): refills, parked lanes and the scalar finish', () => {
+    const value = fc.double({ min: -1e3, max: 1e3, noNaN: true }).map((x) => (Math.abs(x) < 1e-6 ? 0 : x));
+    const pcf = fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 39 }).chain((ts) => {
+      const times = [0, ...[...ts].sort((x, y) => x - y).map((k) => k / 4)];
+      return fc.array(value, { minLength: times.length, maxLength: times.length })
+        .map((vs) => times.map((t, k): [number, number] => [t, k === times.length - 1 ? 0 : vs[k]!]));
+    });
+    const arb = fc.tuple(fc.array(pcf, { minLength: 1, maxLength: 60 }), fc.array(pcf, { minLength: 1, maxLength: 5 }), fc.nat(), fc.nat());
+    const w = new WasmRows('float32');
+    fc.assert(fc.property(arb, ([colPcfs, rowPcfs, x, y]) => {
+      const cols = pcfSetFrom(colPcfs, 'float32');
+      const rows = pcfSetFrom(rowPcfs, 'float32');
+      const j0 = x % cols.count;
+      const j1 = j0 + 1 + (y % (cols.count - j0));
+      expect(w.setColumns(cols, j0, j1 - j0, 0, UPPER32)).toBe(true);
+      for (const [code, , op] of OPS) {
+        for (let i = 0; i < rows.count; i++) expect(Array.from(wasmRow(w, code, rows, i, j0, j1))).toEqual(jsRow(op, rows, i, cols, j0, j1, UPPER32));
+      }
+    }), { numRuns: 150 });
+  });
+
+  it('match the float32 JS kernels bit for bit for a long row against many short columns and a short row against long ones', () => {
+    const long = randomPcfs({ n: 3, points: 3000, seed: 11, dtype: 'float32' });
+    const short = mixedSet(90, 12, 'float32');
+    const w = new WasmRows('float32');
+    for (const [rows, cols] of [[long, short], [short, long]] as const) {
+      expect(w.setColumns(cols, 0, cols.count, 0, UPPER32)).toBe(true);
+      for (const [code, , op] of OPS) {
+        for (const i of [0, 1, 2]) expect(Array.from(wasmRow(w, code, rows, i, 0, cols.count))).toEqual(jsRow(op, rows, i, cols, 0, cols.count, UPPER32));
+      }
+    }
+  });
+
+  it('refuse columns that would need over 1 GiB of memory, loading nothing', () => {
+    const huge: PcfData = { times: new Float32Array(1), values: new Float32Array(1), offsets: Uint32Array.of(0, 2 ** 27) };
+    expect(new WasmRows('float32').setColumns(huge, 0, 1, 0, UPPER32)).toBe(false);
+  });
+});
+
 describe('the PCF block kernel on MU cores, through the wasm rows', () => {
   let ctx: Context;
   beforeAll(async () => {
@@ -241,5 +322,43 @@ describe('the PCF block kernel on MU cores, through the wasm rows', () => {
     }
     const inner = await cdist(set, other, { context: ctx, op: 'l2Inner', ...small });
     for (let i = 0; i < set.count; i++) for (let j = 0; j < other.count; j++) expect(inner.get(i, j)).toBe(pair(L2_INNER, set, i, other, j));
+  });
+
+  /** The float32 JS kernel of `op` (p = 1, 2 or the inner product) on PCF i of x and j of y. */
+  const pair32 = (op: PcfOp, x: PcfData, i: number, y: PcfData, j: number): number => {
+    const kernel = op.kind === 'l2inner' ? l2InnerPair32 : op.kind === 'l1' ? l1Pair32 : l2Pair32;
+    return kernel(new Float64Array(x.times), new Float64Array(x.values), x.offsets[i]!, x.offsets[i + 1]!, new Float64Array(y.times), new Float64Array(y.values), y.offsets[j]!, y.offsets[j + 1]!, integrationLimit('float32'));
+  };
+
+  it('pdist, l2Kernel and cdist of float32 sets equal the float32 JS kernels bit for bit', async () => {
+    const set32 = mixedSet(57, 9, 'float32');
+    const other = mixedSet(19, 10, 'float32');
+    for (const p of [1, 2]) {
+      const d = await pdist(set32, { context: ctx, p, ...small });
+      expect(d.dtype).toBe('float32');
+      for (let i = 1; i < set32.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair32(pcfOp(p), set32, i, set32, j));
+      const t = await cdist(set32, other, { context: ctx, p, ...small });
+      for (let i = 0; i < set32.count; i++) for (let j = 0; j < other.count; j++) expect(t.get(i, j)).toBe(pair32(pcfOp(p), set32, i, other, j));
+    }
+    const k = await l2Kernel(set32, { context: ctx, ...small });
+    for (let i = 0; i < set32.count; i++) for (let j = 0; j <= i; j++) expect(k.get(i, j)).toBe(pair32(L2_INNER, set32, i, set32, j));
+  });
+
+  it('pdist and l2Kernel of huge, tiny and limit-time float32 PCFs equal the float32 JS kernels bit for bit (rows they compute in float64 recomputed)', async () => {
+    const odd = pcfSetFrom([
+      [[0, 3e38], [1, -3e38], [2, 0]], [[0, -3e38], [1, 3e38], [5, 1e-30]], [[0, 1e-20], [0.5, -1e-25], [1, 1e-44]],
+      [[0, 2e19], [1, -2e19], [2, 0]], [[0, 2e19], [2, 0]], [[0, 1], [1, 2], [2, 3], [3, 0]], [[0, 3]],
+      [[0, 2], [integrationLimit('float32'), 7]], [[0, 1], [1, 5e19], [integrationLimit('float32'), 0]], [[0, 2]], [[0, 0]],
+    ], 'float32');
+    // Alone in its row: an L2 sum that underflows float32 ((1e-20)^2), flagged by its root only.
+    const tiny = pcfSetFrom([[[0, 1e-20], [1, 0]], [[0, 0]], [[0, 1], [2, 0]]], 'float32');
+    for (const set of [odd, tiny]) {
+      for (const p of [1, 2]) {
+        const d = await pdist(set, { context: ctx, p, ...small, minBlockSide: 3 });
+        for (let i = 1; i < set.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair32(pcfOp(p), set, i, set, j));
+      }
+      const k = await l2Kernel(set, { context: ctx, ...small, minBlockSide: 3 });
+      for (let i = 0; i < set.count; i++) for (let j = 0; j <= i; j++) expect(k.get(i, j)).toBe(pair32(L2_INNER, set, i, set, j));
+    }
   });
 });

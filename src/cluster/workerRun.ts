@@ -86,11 +86,11 @@ export class WorkerRun {
         const blockOp = new GpuPcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip);
         return new WorkerRun(item, workspace, scheduler, blockOp as BlockOp<unknown>, uploads);
       }
-      const rowData = await uploadPcfSet(ctx, rows, 'float64', workspace.buffers);
+      const rowData = await uploadPcfSet(ctx, rows, rows.dtype, workspace.buffers);
       uploads.push(...rowData.pointers);
-      let colData: DevicePcfSet<'float64'> = rowData;
+      let colData: DevicePcfSet = rowData;
       if (item.cols !== item.rows) {
-        colData = await uploadPcfSet(ctx, cols, 'float64', workspace.buffers);
+        colData = await uploadPcfSet(ctx, cols, rows.dtype, workspace.buffers);
         uploads.push(...colData.pointers);
       }
       const blockOp = new PcfBlockOp(ctx, workspace, jobs, rowData, colData, op, item.op.skip, item.op.dtype, rows.dtype);

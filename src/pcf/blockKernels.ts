@@ -5,16 +5,18 @@
  * L1, L2 and the L2 inner product run through the WebAssembly row kernels (wasm/wasmRows.ts) when
  * the runtime has WebAssembly with SIMD: same rectangle walk and summation order as the JS pair
  * kernels, so the same results bit for bit, at three to four times their speed per core (twelve
- * pairs merged at once; see wasm/rowCode.ts). Other exponents, and any
- * block the wasm memory cap refuses, use integrateRow.
+ * pairs merged at once; see wasm/rowCode.ts). A float32 set (Float32Array data) runs the float32
+ * row kernels, equal bit for bit to the float32 pair kernels (pairKernels32.ts). Other exponents,
+ * and any block the wasm memory cap refuses, use integrateRow.
  */
 import type { TriangleSkipMode } from '../blocks/index.js';
 import { defineKernel, type NDView } from '../mu/index.js';
 import { muState } from '../mu/state.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import { lostRange } from './pairKernels.js';
+import { LP32_SAFE_SUM_MIN } from './pairKernels32.js';
 import type { PcfData } from './pcfSet.js';
-import { WasmRows, wasmRowsAvailable, type WasmRowOp } from './wasm/wasmRows.js';
+import { WasmRows, wasmRowsAvailable, type WasmRowOp, type WasmRowPrecision } from './wasm/wasmRows.js';
 
 /** Constants of one block launch. `op` 0 = Lp distance with `p`, 1 = L2 inner product. */
 export interface BlockParams {
@@ -37,16 +39,17 @@ export const SKIP_CODE: Readonly<Record<TriangleSkipMode, number>> = {
   lowerTriangle: SKIP_RULES.indexOf('skipAbove'),
 };
 
-// This core's wasm row kernels (each core imports its own copy of this module), created on first
-// use, and the launch whose columns are loaded in it. Launches can alternate on a core (two Maps
-// launched at once), and a later launch with the same arguments may find new data at the same
-// pointers (device buffers are reused from call to call), so each task checks the launch.
-let wasmRows: WasmRows | null | undefined;
-let loadedFor: number | undefined;
+// This core's wasm row kernels by precision (each core imports its own copy of this module),
+// created on first use, and the launch whose columns are loaded in each. Launches can alternate on
+// a core (two Maps launched at once), and a later launch with the same arguments may find new data
+// at the same pointers (device buffers are reused from call to call), so each task checks the launch.
+const wasmRows = new Map<WasmRowPrecision, WasmRows | null>();
+const loadedFor = new Map<WasmRows, number>();
 
-function wasmRowsOrNull(): WasmRows | null {
-  if (wasmRows === undefined) wasmRows = wasmRowsAvailable() ? new WasmRows() : null;
-  return wasmRows;
+function wasmRowsOrNull(precision: WasmRowPrecision): WasmRows | null {
+  let w = wasmRows.get(precision);
+  if (w === undefined) wasmRows.set(precision, w = wasmRowsAvailable() ? new WasmRows(precision) : null);
+  return w;
 }
 
 /** The wasm row op for `op`, or -1 when only the JS kernels handle it. */
@@ -72,10 +75,31 @@ function l2RowInRange(rows: PcfData, i: number, cols: PcfData, j0: number, jEnd:
   return true;
 }
 
+/** sqrt(LP32_SAFE_SUM_MIN): a float32 root above it comes from a sum at or above LP32_SAFE_SUM_MIN. */
+const ROOT32_SAFE_MIN = Math.sqrt(LP32_SAFE_SUM_MIN);
+
+/**
+ * Whether every result of a float32 wasm row is one the float32 pair kernels (pairKernels32.ts)
+ * keep: finite, and for L2 (`l2`) a sum in range. Where they fall back to float64 the row is
+ * recomputed by them. The test on the stored root flags at least every pair they flag (a root
+ * above sqrt(min) rounds from a sum above min), so a row that passes is theirs bit for bit.
+ */
+function rowInRange32(l2: boolean, rows: PcfData, i: number, cols: PcfData, j0: number, jEnd: number, out: ArrayLike<number>, at: number): boolean {
+  const rowLast = rows.values[rows.offsets[i + 1]! - 1]!;
+  for (let j = j0; j < jEnd; j++) {
+    const r = out[at + j - j0]!;
+    if (!(Math.abs(r) < Infinity)) return false;
+    if (!l2) continue;
+    const lastDiff = Math.fround(rowLast - cols.values[cols.offsets[j + 1]! - 1]!);
+    if (!(r > ROOT32_SAFE_MIN) || (lastDiff !== 0 && Math.fround(lastDiff * lastDiff) < LP32_SAFE_SUM_MIN)) return false;
+  }
+  return true;
+}
+
 export const pcf_block = defineKernel({
   bind: (
-    rowTimes: NDView<Float64Array>, rowValues: NDView<Float64Array>, rowOffsets: NDView<Uint32Array>,
-    colTimes: NDView<Float64Array>, colValues: NDView<Float64Array>, colOffsets: NDView<Uint32Array>,
+    rowTimes: NDView<Float64Array | Float32Array>, rowValues: NDView<Float64Array | Float32Array>, rowOffsets: NDView<Uint32Array>,
+    colTimes: NDView<Float64Array | Float32Array>, colValues: NDView<Float64Array | Float32Array>, colOffsets: NDView<Uint32Array>,
     out: NDView<Float64Array | Float32Array>, params: BlockParams,
   ) => {
     const rows: PcfData = { times: rowTimes.data, values: rowValues.data, offsets: rowOffsets.data };
@@ -85,22 +109,23 @@ export const pcf_block = defineKernel({
     const { rowFirst, colFirst, colCount, upper } = params;
     const output = out.data;
     const wop = wasmOpFor(op);
-    const wasm = wop === -1 || colCount === 0 ? null : wasmRowsOrNull();
+    const f32 = rows.times instanceof Float32Array && cols.times instanceof Float32Array;
+    const wasm = wop === -1 || colCount === 0 ? null : wasmRowsOrNull(f32 ? 'float32' : 'float64');
     let useWasm = wasm !== null;
     const jsRow = (r: number): void => {
       integrateRow(op, rows, rowFirst + r, cols, colFirst, colFirst + colCount, output, r * colCount, skip, 0, 0, upper);
     };
     const wasmRow = (w: WasmRows, r: number): void => {
-      if (loadedFor !== muState.launch) {
+      if (loadedFor.get(w) !== muState.launch) {
         if (!w.setColumns(cols, colFirst, colCount, 0, upper)) { useWasm = false; jsRow(r); return; }
-        loadedFor = muState.launch;
+        loadedFor.set(w, muState.launch);
       }
       const i = rowFirst + r;
       let jEnd = colFirst + colCount;
       if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
       if (jEnd <= colFirst) return;
       if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount)) jsRow(r);
-      else if (wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
+      else if (f32 ? !rowInRange32(wop === 1, rows, i, cols, colFirst, jEnd, output, r * colCount) : wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
     };
     return (first: number, end: number) => {
       for (let r = first; r < end; r++) {

@@ -18,9 +18,9 @@ export interface DevicePcfSet<D extends DevicePcfDtype = DevicePcfDtype> {
 }
 
 /**
- * Copies a set into device memory once, its times and values as `dtype`: float64 for CPU cores
- * (one kernel shape for both input types; widening is exact), float32 for a GPU, whose WGSL has no
- * float64 (exact for a float32 set). Every device of the Context then reads it in place. The
+ * Copies a set into device memory once, its times and values as `dtype`: the set's own dtype for
+ * CPU cores (which compute a float32 set in float32), float32 for a GPU, whose WGSL has no float64
+ * (exact for a float32 set). Every device of the Context then reads it in place. The
  * buffers come from `memory` (default: the Context itself), which may hand out larger ones than
  * asked for: the arrays' shapes say how much of each is the set.
  */

@@ -30,14 +30,15 @@ function integrate(op: PcfOp, f: Pcf, g: Pcf): number {
     op,
     asFloat64(f.times), asFloat64(f.values), 0, f.size,
     asFloat64(g.times), asFloat64(g.values), 0, g.size,
-    integrationLimit(dtype),
+    integrationLimit(dtype), dtype,
   );
   return dtype === 'float32' ? Math.fround(value) : value;
 }
 
 /**
  * The Lp distance (integral over [0, M) of |f - g|^p)^(1/p), M the dtype's largest finite float.
- * float32 results are rounded to float32.
+ * float32 PCFs give float32 results: computed in float32 for p = 1 and 2 (as pdist computes them),
+ * in float64 and rounded for other p.
  *
  * @param p a finite number >= 1. Default 1.
  * @throws OptionError for a bad p or when f and g have different dtypes.

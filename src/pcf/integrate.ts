@@ -1,6 +1,8 @@
 import { OptionError } from '../core/errors.js';
 import { describe } from '../core/validate.js';
 import { l1Pair, l2InnerPair, l2Pair, lpIntPair, lpRealPair } from './pairKernels.js';
+import { l1Pair32, l2InnerPair32, l2Pair32 } from './pairKernels32.js';
+import type { PcfDtype } from './pcf.js';
 import type { PcfData } from './pcfSet.js';
 
 export { l1Pair, l2InnerPair, l2Pair, lpIntPair, lpRealPair } from './pairKernels.js';
@@ -8,6 +10,10 @@ export { l1Pair, l2InnerPair, l2Pair, lpIntPair, lpRealPair } from './pairKernel
 /**
  * Row-level integration: one row of a block of a distance or kernel matrix, i.e. one PCF of set A
  * against a range of PCFs of set B, with the specialised pair kernel chosen once per row.
+ *
+ * float32 sets compute in float32 where a float32 kernel exists (L1, L2 and the L2 inner product,
+ * pairKernels32.ts, as the WebAssembly and GPU kernels do); other exponents integrate the widened
+ * float32 values in float64 and round each result once.
  */
 
 /** What is integrated over each rectangle: |f-g| (L1), |f-g|^p (Lp), or f*g (L2 inner product). */
@@ -48,26 +54,31 @@ export function pcfOp(p: number = 1): PcfOp {
  * Integrates one pair with the kernel specialised for `op` (validated). Same contract as
  * {@link l1Pair}: both PCFs valid, Float64Array data, `upper` the dtype's largest finite float.
  *
+ * @param dtype the PCFs' dtype: `'float32'` (their values then float32 numbers) computes L1, L2
+ *   and the inner product in float32 (pairKernels32.ts); other exponents are integrated in float64
+ *   either way and not rounded here. Default `'float64'`.
  * @throws OptionError for an Lp op with p < 1 or non-finite p.
+ * @example integratePair(pcfOp(1), ft, fv, 0, ft.length, gt, gv, 0, gt.length, FLOAT32_MAX, 'float32')
  */
 export function integratePair(
   op: PcfOp,
   aTimes: Float64Array, aValues: Float64Array, aStart: number, aEnd: number,
   bTimes: Float64Array, bValues: Float64Array, bStart: number, bEnd: number, upper: number,
+  dtype: PcfDtype = 'float64',
 ): number {
-  if (op.kind === 'l1') return l1Pair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  if (op.kind === 'l2inner') return l2InnerPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  const p = checkP(op.p);
-  if (p === 1) return l1Pair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
-  if (p === 2) return l2Pair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
+  const f32 = dtype === 'float32';
+  if (op.kind === 'l2inner') return (f32 ? l2InnerPair32 : l2InnerPair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
+  const p = op.kind === 'l1' ? 1 : checkP(op.p);
+  if (p === 1) return (f32 ? l1Pair32 : l1Pair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
+  if (p === 2) return (f32 ? l2Pair32 : l2Pair)(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper);
   if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) return lpIntPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
   return lpRealPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper, p);
 }
 
 /**
  * A float64 copy of `data` (times and values widened exactly; offsets shared), or `data` itself
- * when it already holds Float64Arrays. The kernels read float64 only; widen a float32 set once per
- * block with this to spare {@link integrateRow} a per-row copy.
+ * when it already holds Float64Arrays. The kernels read float64 only. Note that {@link integrateRow}
+ * computes a float32 set (Float32Array data) in float32, and its widened copy in float64.
  */
 export function widenPcfData(data: PcfData): PcfData {
   if (data.times instanceof Float64Array && data.values instanceof Float64Array) return data;
@@ -92,8 +103,10 @@ function grown(buf: Float64Array, n: number): Float64Array {
  * a Float32Array). The skip rule compares GLOBAL indices i = rowIndexBase + row and
  * j = colIndexBase + j; skipped outputs are not written.
  *
- * float32 inputs are widened into per-thread scratch first (exact), costing one copy of the row
- * and of the column range per call; pass {@link widenPcfData} output to avoid it.
+ * float32 inputs (Float32Array times and values in both sets) are widened into per-thread scratch
+ * first (exact), costing one copy of the row and of the column range per call, and computed in
+ * float32 for L1, L2 and the inner product (results then equal the float32 WebAssembly kernels'),
+ * in float64 for other exponents.
  *
  * @param op from {@link pcfOp} or {@link L2_INNER}.
  * @param upper the dtype's largest finite float: `integrationLimit(set.dtype)`.
@@ -117,6 +130,7 @@ export function integrateRow(
   }
   if (jEnd <= jFirst) return;
 
+  const f32 = a.times instanceof Float32Array && b.times instanceof Float32Array;
   let aStart = a.offsets[row]!;
   let aEnd = a.offsets[row + 1]!;
   let at: Float64Array;
@@ -160,10 +174,11 @@ export function integrateRow(
     o = outOffset;
   }
 
-  if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  const p = op.kind === 'lp' ? checkP(op.p) : 1;
+  if (f32 && (p === 1 || p === 2)) rowF32(op.kind === 'l2inner' ? l2InnerPair32 : p === 1 ? l1Pair32 : l2Pair32, at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  else if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else if (op.kind === 'l2inner') rowInner(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else {
-    const p = checkP(op.p);
     if (p === 1) rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
     else if (p === 2) rowL2(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
     else if (Number.isInteger(p) && p <= MAX_MULTIPLY_P) rowLpInt(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper, p);
@@ -209,4 +224,12 @@ function rowInner(
   j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
 ): void {
   for (let j = j0; j < jEnd; j++) out[o + j] = l2InnerPair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
+}
+
+/** The float32 kernels share one loop: they are the JS path only where WebAssembly is missing or a wasm row lost range. */
+function rowF32(
+  pair: typeof l1Pair32, at: Float64Array, av: Float64Array, as: number, ae: number, bt: Float64Array, bv: Float64Array, bo: Uint32Array,
+  j0: number, jEnd: number, out: Float64Array | Float32Array, o: number, upper: number,
+): void {
+  for (let j = j0; j < jEnd; j++) out[o + j] = pair(at, av, as, ae, bt, bv, bo[j]!, bo[j + 1]!, upper);
 }

@@ -85,8 +85,8 @@ export interface PairwiseOptions {
    * Context entry is expanded in place into its devices.
    *
    * When a GPU takes part the computation is float32: the input is converted to float32, the result
-   * is float32, and `dtype: 'float64'` is refused with UnsupportedError. CPU devices then integrate
-   * those float32 inputs in float64 and round each entry once, while the GPU sums in float32, so
+   * is float32, and `dtype: 'float64'` is refused with UnsupportedError. CPU devices and the GPU
+   * both sum in float32, the CPU in the walk order of its row kernels and the GPU in its own, so
    * entries agree with a CPU-only or GPU-only run to float32 rounding (a few ulps per rectangle).
    * Replaces `context`, `jobs` and `device`, which cannot be passed with it.
    *
@@ -362,14 +362,15 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
       const kernel = gpu ? gpuKernelFor(op).kernel : 'pcf_block';
       const mod = await r.workspace.module(gpu ? WGSL_BLOCK_KERNELS_URL : BLOCK_KERNELS_URL);
       for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
-      const deviceDtype = gpu ? 'float32' : 'float64';
+      // CPU cores compute a float32 set in float32 too (float32 row kernels), reading it as stored.
+      const deviceDtype = gpu ? 'float32' : rows.dtype;
       const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype, r.workspace.buffers);
       r.uploads.push(...rowData.pointers);
       const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype, r.workspace.buffers);
       if (colData !== rowData) r.uploads.push(...colData.pointers);
       r.op = gpu
         ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip)
-        : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float64'>, colData as DevicePcfSet<'float64'>, op, skip, dtype, rows.dtype);
+        : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData, colData, op, skip, dtype, rows.dtype);
     }
     const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
     await runBlockPipeline(blockOp, scheduler, writer, {

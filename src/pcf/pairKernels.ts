@@ -20,7 +20,8 @@
  * - Once one PCF runs out, a plain loop finishes the other.
  * - Arguments are Float64Array only: one element kind keeps every load monomorphic (mixing
  *   Float32Array in would make each load a map dispatch, ~40% slower). float32 data is widened
- *   before it gets here (see integrate.ts).
+ *   before it gets here (see integrate.ts); L1, L2 and the inner product of float32 data go to
+ *   the float32 kernels (pairKernels32.ts), other exponents come here and are rounded once.
  * - No allocation, no closures, no Math.pow per rectangle except for non-integer or large p.
  *
  * Contract for every function: `aStart < aEnd`, `bStart < bEnd`, both PCFs valid (first time 0,
@@ -177,9 +178,10 @@ export const LP_SAFE_SUM_MIN = 2 ** -969;
  * zeros of `p = 1000`), or the last rectangle's |d|^p underflowed while its width (up to the
  * largest float) would have made it count. Then {@link lpScaledPair} computes the distance.
  * Sums that pass are used as they are, so ordinary results stay bit for bit what they were.
+ * `min` is the smallest sum trusted: {@link LP_SAFE_SUM_MIN} (default) for float64 sums.
  */
-export function lostRange(total: number, lastPow: number, lastDiff: number): boolean {
-  return !(total >= LP_SAFE_SUM_MIN && total < Infinity) || (lastDiff !== 0 && lastPow < LP_SAFE_SUM_MIN);
+export function lostRange(total: number, lastPow: number, lastDiff: number, min: number = LP_SAFE_SUM_MIN): boolean {
+  return !(total >= min && total < Infinity) || (lastDiff !== 0 && lastPow < min);
 }
 
 /**

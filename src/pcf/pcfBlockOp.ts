@@ -30,14 +30,14 @@ export class PcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
   readonly #workspace: PcfWorkspace;
   readonly #jobs: readonly Job[];
-  readonly #rows: DevicePcfSet<'float64'>;
-  readonly #cols: DevicePcfSet<'float64'>;
+  readonly #rows: DevicePcfSet;
+  readonly #cols: DevicePcfSet;
   readonly #op: PcfOp;
   readonly #skip: TriangleSkipMode;
   readonly #dtype: FloatDType;
   readonly #upper: number;
 
-  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float64'>, cols: DevicePcfSet<'float64'>, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet, cols: DevicePcfSet, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
     this.#ctx = ctx;
     this.#workspace = workspace;
     this.#jobs = jobs;

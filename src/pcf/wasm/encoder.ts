@@ -7,6 +7,7 @@
 /** Value types by their binary code. */
 export const I32 = 0x7f;
 export const I64 = 0x7e;
+export const F32 = 0x7d;
 export const F64 = 0x7c;
 export const V128 = 0x7b;
 
@@ -14,20 +15,24 @@ export const V128 = 0x7b;
 export const Op = {
   block: 0x02, loop: 0x03, if: 0x04, else: 0x05, br: 0x0c, brIf: 0x0d, end: 0x0b, select: 0x1b,
   localGet: 0x20, localSet: 0x21, localTee: 0x22,
-  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Store: 0x36, f64Store: 0x39,
-  i32Const: 0x41, f64Const: 0x44,
-  i32Eqz: 0x45, i32LtU: 0x49, i32LeU: 0x4d, i32GeU: 0x4f, i64LeS: 0x57, f64Lt: 0x63, f64Le: 0x65, f64Ge: 0x66,
-  i32Popcnt: 0x69, i32Add: 0x6a, i32Sub: 0x6b, i32And: 0x71, i32Shl: 0x74, i32ShrU: 0x76,
-  f64Abs: 0x99, i64ReinterpretF64: 0xbd, f64ReinterpretI64: 0xbf, f64Sqrt: 0x9f, f64Add: 0xa0, f64Sub: 0xa1, f64Mul: 0xa2,
+  i32Load: 0x28, i64Load: 0x29, f32Load: 0x2a, f64Load: 0x2b, i32Store: 0x36, f32Store: 0x38, f64Store: 0x39,
+  i32Const: 0x41, f32Const: 0x43, f64Const: 0x44,
+  i32Eqz: 0x45, i32LeS: 0x4c, i32LeU: 0x4d, i64LeS: 0x57, f32Lt: 0x5d, f64Lt: 0x63,
+  i32Popcnt: 0x69, i32Add: 0x6a, i32Sub: 0x6b, i32And: 0x71, i32Shl: 0x74,
+  f32Abs: 0x8b, f32Sqrt: 0x91, f32Add: 0x92, f32Sub: 0x93, f32Mul: 0x94,
+  f64Abs: 0x99, f32ReinterpretI32: 0xbe, f64ReinterpretI64: 0xbf, f64Sqrt: 0x9f, f64Add: 0xa0, f64Sub: 0xa1, f64Mul: 0xa2,
 } as const;
 
 /** The SIMD opcodes the row kernels use (each follows the 0xfd prefix). */
 export const Simd = {
-  v128Load: 0x00, v128Store: 0x0b, v128Const: 0x0c, i8x16Shuffle: 0x0d, f64x2Splat: 0x14,
-  i32x4ExtractLane: 0x1b, i32x4ReplaceLane: 0x1c, f64x2ExtractLane: 0x21, f64x2ReplaceLane: 0x22,
-  f64x2Eq: 0x47, f64x2Lt: 0x49, f64x2Le: 0x4b, v128And: 0x4e, v128Or: 0x50, v128Bitselect: 0x52, v128AnyTrue: 0x53,
-  i64x2AllTrue: 0xc3, i64x2Bitmask: 0xc4, i64x2Add: 0xce, i64x2Sub: 0xd1,
-  f64x2Abs: 0xec, f64x2Add: 0xf0, f64x2Sub: 0xf1, f64x2Mul: 0xf2, f64x2Pmin: 0xf6,
+  v128Load: 0x00, v128Store: 0x0b, v128Const: 0x0c, i8x16Shuffle: 0x0d, i32x4Splat: 0x11, f32x4Splat: 0x13, f64x2Splat: 0x14,
+  f32x4ExtractLane: 0x1f, f32x4ReplaceLane: 0x20, f64x2ExtractLane: 0x21, f64x2ReplaceLane: 0x22,
+  f32x4Eq: 0x41, f32x4Lt: 0x43, f32x4Le: 0x45,
+  f64x2Eq: 0x47, f64x2Lt: 0x49, f64x2Le: 0x4b, v128And: 0x4e, v128Or: 0x50, v128AnyTrue: 0x53,
+  v128Load64Lane: 0x57, v128Load64Zero: 0x5d, i32x4Bitmask: 0xa4, i32x4Add: 0xae,
+  i64x2Bitmask: 0xc4, i64x2Sub: 0xd1,
+  f32x4Add: 0xe4, f32x4Sub: 0xe5, f32x4Mul: 0xe6, f32x4Pmin: 0xea,
+  f64x2Add: 0xf0, f64x2Sub: 0xf1, f64x2Mul: 0xf2, f64x2Pmin: 0xf6,
 } as const;
 
 /** Block type "no result". */
@@ -60,6 +65,10 @@ export class Code {
   set(local: number): this { this.bytes.push(Op.localSet); uleb(local, this.bytes); return this; }
   tee(local: number): this { this.bytes.push(Op.localTee); uleb(local, this.bytes); return this; }
   i32(value: number): this { this.bytes.push(Op.i32Const); sleb(value | 0, this.bytes); return this; }
+  f32(value: number): this {
+    this.bytes.push(Op.f32Const, ...new Uint8Array(new Float32Array([value]).buffer));
+    return this;
+  }
   f64(value: number): this {
     this.bytes.push(Op.f64Const, ...new Uint8Array(new Float64Array([value]).buffer));
     return this;
@@ -84,11 +93,6 @@ export class Code {
     uleb(opcode, this.bytes);
     uleb(align, this.bytes);
     uleb(offset, this.bytes);
-    return this;
-  }
-  /** A v128 constant of two f64 lanes. */
-  f64x2(lo: number, hi: number): this {
-    this.simd(Simd.v128Const, ...new Uint8Array(new Float64Array([lo, hi]).buffer));
     return this;
   }
   block(): this { this.bytes.push(Op.block, EMPTY); return this; }

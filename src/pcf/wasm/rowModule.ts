@@ -1,8 +1,9 @@
 /**
  * The WebAssembly row kernels as a module: L1 distance, L2 distance and L2 inner product of one
- * PCF against a run of columns (function bodies in rowCode.ts).
+ * PCF against a run of columns, each in float64 and in float32 (function bodies in rowCode.ts).
  *
- * Memory layout the functions read (addresses in bytes, records by index: record r at byte 16 r):
+ * Memory layout the functions read (addresses in bytes, records by index: record r at byte 16 r,
+ * or 8 r for the float32 functions, whose records, `upper` and results are float32):
  * - Bytes 0 .. SCRATCH_BYTES - 1 (rowCode.ts) are the functions' scratch; the rest is the caller's.
  * - A PCF's breakpoints as 16-byte records: record k holds (time k, value k - 1), so one step of the
  *   merge loads a time and the value of the rectangle ending there in one load. A PCF with n
@@ -11,7 +12,7 @@
  *   integration limit), and the last value; the SENTINELS - 1 records after it are (upper, 0). A column's
  *   last record is the next column's first.
  * - Column starts as u32 record indices: column c starts at record offs[c].
- * - Results as f64, one per column.
+ * - Results in the function's float type, one per column.
  *
  * Times must be finite and >= 0 and at most `upper` (PCF validation guarantees it).
  */
@@ -37,6 +38,9 @@ export interface RowInstance {
   readonly l1Row: RowFunction;
   readonly l2Row: RowFunction;
   readonly innerRow: RowFunction;
+  readonly l1Row32: RowFunction;
+  readonly l2Row32: RowFunction;
+  readonly innerRow32: RowFunction;
 }
 
 /** The slice of the global WebAssembly API used here. */
@@ -60,8 +64,12 @@ export function instantiateRowKernels(pages: number = 1): RowInstance {
     rowFunction('l1Row', 'absDiff'),
     rowFunction('l2Row', 'sqDiff'),
     rowFunction('innerRow', 'product'),
+    rowFunction('l1Row32', 'absDiff', 'f32'),
+    rowFunction('l2Row32', 'sqDiff', 'f32'),
+    rowFunction('innerRow32', 'product', 'f32'),
   ], 1));
   const e = new wasm.Instance(compiled).exports as RowInstance;
   if (pages > 1) e.memory.grow(pages - 1);
-  return { memory: e.memory, l1Row: e.l1Row, l2Row: e.l2Row, innerRow: e.innerRow };
+  const { memory, l1Row, l2Row, innerRow, l1Row32, l2Row32, innerRow32 } = e;
+  return { memory, l1Row, l2Row, innerRow, l1Row32, l2Row32, innerRow32 };
 }
