@@ -198,4 +198,23 @@ describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (w
     );
     expect((await readdir(dir)).sort()).toEqual([`.d.npy.${pid}.00ff00.journal`, `.d.npy.${pid}.00ff00.tmp`]);
   });
+
+  it('refuses a float32 journal of the earlier arithmetic (float64, rounded once), whose blocks would differ from this run\'s', async () => {
+    let header = '';
+    const file = await pdist(X, {
+      dtype: 'float32', out: at('full.npy'), ...SMALL_BLOCKS,
+      onProgress: () => {
+        const name = readdirSync(dir).find((f) => f.endsWith('.journal'));
+        if (header === '' && name !== undefined) header = readFileSync(join(dir, name), 'utf8').split('\n')[0]!;
+      },
+    }).then(() => readFile(at('full.npy')));
+    await rm(at('full.npy'));
+    expect(header).toContain('pdist l1, float32 computed in float32, square layout');
+    const pid = deadPid();
+    await writeFile(at(`.d.npy.${pid}.00ff00.tmp`), file);
+    await writeFile(at(`.d.npy.${pid}.00ff00.journal`), `${header.replace('float32 computed in float32', 'float32')}\n0\n`);
+    const error = await pdist(X, { dtype: 'float32', out: at('d.npy'), resume: true, ...SMALL_BLOCKS }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputFormatError);
+    expect((error as Error).message).toContain('it was written for pdist l1, float32, square layout of shape [37, 37], but this run is pdist l1, float32 computed in float32, square layout');
+  });
 });

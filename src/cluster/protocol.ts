@@ -23,8 +23,12 @@ import { endianness } from 'node:os';
 import { UnsupportedError } from '../core/errors.js';
 import { BLOCK_MODES, FLOAT_DTYPES, TRIANGLE_SKIP_MODES, type BlockMode, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
 
-/** Version of the item format; a worker refuses items of another version with a reason. */
-export const PROTOCOL_VERSION = 3;
+/**
+ * Version of the item format; a worker refuses items of another version with a reason. Version 4:
+ * float32 blocks are computed in float32, so a worker of version 3 (float64, rounded once) would
+ * put other bytes into the same run's file.
+ */
+export const PROTOCOL_VERSION = 4;
 
 /**
  * Inputs and results travel as the raw bytes of typed arrays, which are in the machine's byte

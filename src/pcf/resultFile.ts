@@ -81,7 +81,11 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
   const layout = npyFileLayout(r.layout, r.dtype, r.rows.count, r.cols.count, shape);
   const parts = (set: PcfSet) => [set.offsets, set.times, set.values, JSON.stringify(set.shape)];
   const inputs = await hashParts(r.cols === r.rows ? parts(r.rows) : [...parts(r.rows), ...parts(r.cols)]);
-  const options = `${r.fnName} ${opText(r.op)}, ${r.dtype}, ${r.layout} layout of shape [${layout.shape.join(', ')}]`;
+  // float32 results were computed in float64 and rounded before this version: naming the
+  // arithmetic keeps a file begun that way from being finished the other way.
+  const inFloat32 = r.dtype === 'float32' && (r.op.kind !== 'lp' || r.op.p === 1 || r.op.p === 2);
+  const arithmetic = inFloat32 ? 'float32 computed in float32' : r.dtype;
+  const options = `${r.fnName} ${opText(r.op)}, ${arithmetic}, ${r.layout} layout of shape [${layout.shape.join(', ')}]`;
   const bytesOf = (kind: FileLayout, dtype: FloatDType) => npyFileLayout(kind, dtype, r.rows.count, r.cols.count, shape).bytes;
   return NpyFileSink.open({
     target: resolve(r.out),
