@@ -48,7 +48,7 @@ const loadedFor = new Map<WasmRows, number>();
 
 function wasmRowsOrNull(precision: WasmRowPrecision): WasmRows | null {
   let w = wasmRows.get(precision);
-  if (w === undefined) wasmRows.set(precision, w = wasmRowsAvailable() ? new WasmRows(precision) : null);
+  if (w === undefined) wasmRows.set(precision, w = wasmRowsAvailable(precision) ? new WasmRows(precision) : null);
   return w;
 }
 

@@ -22,10 +22,10 @@ const PAGE = 65536;
 /** Cap on one instance's memory, far inside wasm32's 4 GiB of unsigned addresses. */
 const MAX_BYTES = 2 ** 30;
 
-/** Whether this runtime can run the WebAssembly row kernels (false when instantiating fails). */
-export function wasmRowsAvailable(): boolean {
+/** Whether this runtime can run the WebAssembly row kernels of `precision` (false when instantiating fails). */
+export function wasmRowsAvailable(precision: WasmRowPrecision = 'float64'): boolean {
   try {
-    instantiateRowKernels();
+    instantiateRowKernels(precision === 'float32' ? 'f32' : 'f64');
     return true;
   } catch {
     return false;
@@ -60,9 +60,9 @@ export class WasmRows {
    * @throws Error when the runtime has no WebAssembly SIMD.
    */
   constructor(precision: WasmRowPrecision = 'float64') {
-    const w = this.#wasm = instantiateRowKernels();
     this.#f32 = precision === 'float32';
-    this.#fns = this.#f32 ? [w.l1Row32, w.l2Row32, w.innerRow32] : [w.l1Row, w.l2Row, w.innerRow];
+    const w = this.#wasm = instantiateRowKernels(this.#f32 ? 'f32' : 'f64');
+    this.#fns = [w.l1Row, w.l2Row, w.innerRow];
     this.#record = this.#f32 ? 8 : 16;
     this.#result = this.#f32 ? 4 : 8;
     this.#firstRecord = Math.ceil(SCRATCH_BYTES / this.#record);
