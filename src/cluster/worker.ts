@@ -180,6 +180,11 @@ async function deviceLoop(state: WorkerState, group: WorkerDevices, device: numb
         msg.nak();
         break;
       }
+      // The output slot of a block whose delivery failed (the server away) may still be referenced
+      // by the client's pending writes, to be sent after a reconnect. It is computed into again
+      // only after this item, which a fresh pull fetched on the same connection: the server
+      // answers a pull only after reading all that was written before it, so those bytes are out.
+      // A prefetching consumer would not give that guarantee.
       const computed = await computeItem(state, group, msg, device);
       if (computed === undefined) continue;
       await delivering;
