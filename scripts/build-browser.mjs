@@ -5,12 +5,13 @@
  * that users' kernel modules import. Prints the gzipped sizes.
  *
  * The platform seam: where a source file `X.ts` has a twin `X.browser.ts` (src/platform/ holds most:
- * threads, files, machine figures, garbage collection; src/pcf/resultFile.browser.ts refuses `out`),
- * the bundle takes the twin. Both have the same exports; Node never loads a `.browser.ts` file. The
- * few reads of Node's global `process` (warnings, PXL_TRACE) get src/platform/process.browser.ts, and
- * the name `SharedArrayBuffer`, absent from pages without cross-origin isolation, a stand-in that
- * refuses with the headers to set (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a
- * message to itself (src/platform/setImmediate.browser.ts).
+ * threads, files, machine figures, garbage collection; src/pcf/resultFile.browser.ts refuses `out`;
+ * src/backends/webgpu/ leaves Dawn, Node's WebGPU, out), the bundle takes the twin. Both have the
+ * same exports; Node never loads a `.browser.ts` file. The few reads of Node's global `process`
+ * (warnings, PXL_TRACE) get src/platform/process.browser.ts, and the name `SharedArrayBuffer`,
+ * absent from pages without cross-origin isolation, a stand-in that refuses with the headers to set
+ * (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a message to itself
+ * (src/platform/setImmediate.browser.ts).
  * A `node:` import left in the bundle fails the build.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
