@@ -13,12 +13,15 @@
  * (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a message to itself
  * (src/platform/setImmediate.browser.ts).
  * A `node:` import left in the bundle fails the build.
+ *
+ * WGSL marked `/* wgsl *\/` in src/ ships without its comment lines and indentation (wgslComments.mjs).
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+import { wgslComments } from './wgslComments.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist/browser');
@@ -64,7 +67,7 @@ export async function buildBrowser({ quiet = false } = {}) {
     inject: ['src/platform/process.browser.ts', 'src/platform/sharedArrayBuffer.browser.ts', 'src/platform/setImmediate.browser.ts'],
     // The optional Dawn package is Node's route to a GPU; in a page it is navigator.gpu (gpuDevice.ts).
     external: ['webgpu'],
-    plugins: [browserTwins],
+    plugins: [browserTwins, wgslComments],
     metafile: true,
     logLevel: 'warning',
   });
