@@ -9,7 +9,9 @@ import { PcfJsonCollector } from './pcfJsonCollector.js';
 import type { PcfSet } from './pcfSet.js';
 
 // Apart from parsePcfJson (io.ts) because files are Node's: the browser bundle, which has no file
-// paths, never reaches this module, nor through its import() of npz.js the chunk that import makes.
+// paths, must not reach this module's import() of npz.js, which esbuild turns into a chunk of its
+// own, and so splits npz.js and all it imports off from pxl.js into one more, whether or not a page
+// ever calls readPcfFile.
 
 /**
  * Bytes read and scanned at a time: small enough that one chunk never stalls the event loop long.
