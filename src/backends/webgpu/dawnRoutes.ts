@@ -17,6 +17,11 @@ export interface GpuRoute {
   readonly options: GPURequestAdapterOptions;
 }
 
+/** How to get an adapter in Node, for error messages. */
+export const INSTALL_HINT =
+  'to get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
+  "Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or create the Context with backend: 'cpu'";
+
 type WebGpuPackage = { create: (flags: string[]) => GPU };
 
 /** A name in a variable: the package is optional, so type checking must not look for it. */

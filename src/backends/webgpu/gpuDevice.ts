@@ -1,7 +1,7 @@
 /// <reference types="@webgpu/types" />
 import { DeviceUnavailableError } from '../../core/errors.js';
 import { withDawnOutput } from './dawnOutput.js';
-import { dawnRoutes, type GpuRoute } from './dawnRoutes.js';
+import { dawnRoutes, INSTALL_HINT, type GpuRoute } from './dawnRoutes.js';
 
 /**
  * Adapter and device acquisition. In a browser (or any runtime with `navigator.gpu`) that is the
@@ -24,11 +24,6 @@ export interface AcquireOptions {
   /** Refuse software adapters (llvmpipe and the like), as `backend: 'auto'` does. Default false. */
   readonly hardwareOnly?: boolean;
 }
-
-/** How to get an adapter, for error messages. */
-export const INSTALL_HINT =
-  'to get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
-  "Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or create the Context with backend: 'cpu'";
 
 /**
  * The routes worth trying here: `navigator.gpu` where there is one, else Dawn's, which record in
