@@ -62,7 +62,7 @@ function threadCpu() {
 
 async function child(method, path) {
   const { readPcfFile, pcfSetFromNested } = await import('../dist/index.js');
-  const { readPcfJsonOnePass } = await import('../dist/pcf/io.js');
+  const { readPcfJsonOnePass } = await import('../dist/pcf/pcfFileRead.js');
   const base = process.memoryUsage().rss;
   const started = performance.now();
   const cpu = process.cpuUsage();

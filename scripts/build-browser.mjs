@@ -5,19 +5,23 @@
  * that users' kernel modules import. Prints the gzipped sizes.
  *
  * The platform seam: where a source file `X.ts` has a twin `X.browser.ts` (src/platform/ holds most:
- * threads, files, machine figures, garbage collection; src/pcf/resultFile.browser.ts refuses `out`),
- * the bundle takes the twin. Both have the same exports; Node never loads a `.browser.ts` file. The
- * few reads of Node's global `process` (warnings, PXL_TRACE) get src/platform/process.browser.ts, and
- * the name `SharedArrayBuffer`, absent from pages without cross-origin isolation, a stand-in that
- * refuses with the headers to set (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a
- * message to itself (src/platform/setImmediate.browser.ts).
+ * threads, files, machine figures, garbage collection; src/pcf/resultFile.browser.ts refuses `out`;
+ * src/backends/webgpu/ leaves Dawn, Node's WebGPU, out), the bundle takes the twin. Both have the
+ * same exports; Node never loads a `.browser.ts` file. The few reads of Node's global `process`
+ * (warnings, PXL_TRACE) get src/platform/process.browser.ts, and the name `SharedArrayBuffer`,
+ * absent from pages without cross-origin isolation, a stand-in that refuses with the headers to set
+ * (src/platform/sharedArrayBuffer.browser.ts), and `setImmediate` a message to itself
+ * (src/platform/setImmediate.browser.ts).
  * A `node:` import left in the bundle fails the build.
+ *
+ * WGSL marked `/* wgsl *\/` in src/ ships without its comment lines and indentation (wgslComments.mjs).
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+import { wgslComments } from './wgslComments.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist/browser');
@@ -63,7 +67,7 @@ export async function buildBrowser({ quiet = false } = {}) {
     inject: ['src/platform/process.browser.ts', 'src/platform/sharedArrayBuffer.browser.ts', 'src/platform/setImmediate.browser.ts'],
     // The optional Dawn package is Node's route to a GPU; in a page it is navigator.gpu (gpuDevice.ts).
     external: ['webgpu'],
-    plugins: [browserTwins],
+    plugins: [browserTwins, wgslComments],
     metafile: true,
     logLevel: 'warning',
   });

@@ -8,7 +8,7 @@ export * from './api.js';
 
 // What needs files or other machines.
 export { writeTrace } from './pxl/trace.js';
-export { readPcfFile } from './pcf/io.js';
+export { readPcfFile } from './pcf/pcfFileRead.js';
 export { readPcfNpz } from './pcf/npz.js';
 export { writePcfNpz } from './pcf/npzWriter.js';
 export type { ResultFile, ToFile } from './pcf/operations.js';

@@ -6,7 +6,7 @@ import { OptionError, PcfError } from '../src/core/errors.js';
 import { run } from '../src/cli/main.js';
 import { pdist } from '../src/pcf/operations.js';
 import { referencePdist } from '../src/pcf/distance.js';
-import { readPcfFile } from '../src/pcf/io.js';
+import { readPcfFile } from '../src/pcf/pcfFileRead.js';
 import { decodeNpy, type NpyArray } from '../src/pcf/npy.js';
 import { Pcf } from '../src/pcf/pcf.js';
 import { randomPcfs } from '../src/pcf/random.js';

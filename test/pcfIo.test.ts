@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputFormatError, OptionError, PcfError } from '../src/core/errors.js';
-import { parsePcfJson, readPcfFile } from '../src/pcf/io.js';
+import { parsePcfJson } from '../src/pcf/io.js';
+import { readPcfFile } from '../src/pcf/pcfFileRead.js';
 import { decodeNpy, encodeNpy } from '../src/pcf/npy.js';
 
 function formatError(fn: () => unknown): InputFormatError {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { zipSync } from 'fflate';
 import { InputFormatError, PcfError } from '../src/core/errors.js';
 import { run } from '../src/cli/main.js';
-import { readPcfFile } from '../src/pcf/io.js';
+import { readPcfFile } from '../src/pcf/pcfFileRead.js';
 import { npyHeader } from '../src/pcf/npy.js';
 import { writePcfNpz } from '../src/pcf/npzWriter.js';
 import { pdist } from '../src/pcf/operations.js';

@@ -31,6 +31,15 @@ describe('the browser bundle', () => {
     expect(gzipped, `${(gzipped / 1024).toFixed(1)} kB gzipped`).toBeLessThanOrEqual(LIMIT);
   });
 
+  // An import() that only Node-only code makes still gets its own chunk, and splits what it loads
+  // off from pxl.js into a further one: both cost gzipped bytes that no page ever loads.
+  it('holds no chunk that no other file of the bundle imports', async () => {
+    const all = await scripts();
+    for (const { name } of all.filter((s) => s.name.startsWith('chunk-'))) {
+      expect(all.some((s) => s.name !== name && s.text.includes(`"./${name}"`)), name).toBe(true);
+    }
+  });
+
   it('imports no node: module, nor the Node-only packages', async () => {
     for (const { name, text } of await scripts()) {
       expect(text, name).not.toMatch(/["'`]node:[a-z_/]+["'`]/);

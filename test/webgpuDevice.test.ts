@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { acquireGpuDevice } from '../src/backends/webgpu/index.js';
+import { dawnRoutes as pageRoutes, INSTALL_HINT as PAGE_HINT } from '../src/backends/webgpu/dawnRoutes.browser.js';
 import { createContext, DeviceUnavailableError, MaxTaskCount, OptionError, type Context } from '../src/index.js';
 import { gpu } from './fixtures/wgslGpu.js';
 
@@ -43,6 +44,18 @@ describe('device acquisition without an adapter', () => {
     } finally {
       await ctx.destroy();
     }
+  });
+});
+
+describe("the browser bundle's routes past navigator.gpu", () => {
+  it('offer none, and say in the attempts why a page has no navigator.gpu', async () => {
+    const attempts: string[] = [];
+    expect(await pageRoutes(attempts)).toEqual([]);
+    expect(attempts).toEqual(['navigator.gpu: absent (this browser offers no WebGPU, or not to this page: WebGPU needs a secure context, https or localhost)']);
+  });
+
+  it('advise a page on a browser with WebGPU, not on drivers and packages to install', () => {
+    expect(PAGE_HINT).toBe("to get one, open the page in a browser that offers WebGPU on this machine's GPU; or create the Context with backend: 'cpu'");
   });
 });
 

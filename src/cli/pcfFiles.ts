@@ -6,7 +6,7 @@
 import { extname } from 'node:path';
 import type { PcfDtype } from '../pcf/pcf.js';
 import { InputFormatError } from '../core/errors.js';
-import { readPcfFile } from '../pcf/io.js';
+import { readPcfFile } from '../pcf/pcfFileRead.js';
 import { JsonScanner } from '../pcf/jsonScanner.js';
 import { PcfJsonCollector } from '../pcf/pcfJsonCollector.js';
 import type { PcfSet } from '../pcf/pcfSet.js';

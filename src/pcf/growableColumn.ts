@@ -37,8 +37,8 @@ const FIRST_BYTES = 1 << 16;
  * stores into a resizable buffer, and `set` calls for a few elements each, cost several times a
  * plain store (a 1 GB JSON file appends 27 million breakpoints 20 at a time). 8,192 elements make
  * the copies' overhead negligible still; the stages stay allocated until a full garbage collection,
- * which a short process may never run, so they are kept small (see CHUNK_BYTES in io.ts for what
- * both changes saved).
+ * which a short process may never run, so they are kept small (see CHUNK_BYTES in pcfFileRead.ts for
+ * what both changes saved).
  */
 const STAGE_ELEMENTS = 1 << 13;
 

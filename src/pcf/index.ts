@@ -21,7 +21,8 @@ export {
 } from './integrate.js';
 export type { PcfOp, SkipRule } from './integrate.js';
 export { l2InnerProduct, lpDistance, lpNorm, referenceCdist, referenceL2Kernel, referencePdist } from './distance.js';
-export { parsePcfJson, readPcfFile } from './io.js';
+export { parsePcfJson } from './io.js';
+export { readPcfFile } from './pcfFileRead.js';
 export type { ParsePcfOptions } from './io.js';
 export { decodeNpy, encodeNpy, npyHeader, parseNpyHeader } from './npy.js';
 export type { NpyArray, NpyData, NpyHeader } from './npy.js';

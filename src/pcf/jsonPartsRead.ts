@@ -4,7 +4,7 @@
  * buffers come back transferred, and the parts are joined in order (jsonPartsJoin.ts) into the set
  * or the error a one-pass read gives. Where that cannot be told from the parts, or the file is
  * small or not in a form the parts can resume in, the answer is undefined and the caller reads the
- * file in one pass (io.ts).
+ * file in one pass (pcfFileRead.ts).
  *
  * Threads: every thread started here has ended when the promise settles, whatever the outcome.
  */

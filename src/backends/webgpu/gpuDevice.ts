@@ -1,12 +1,11 @@
 /// <reference types="@webgpu/types" />
 import { DeviceUnavailableError } from '../../core/errors.js';
-import { prepareDawnCapture, withDawnOutput } from './dawnOutput.js';
+import { withDawnOutput } from './dawnOutput.js';
+import { dawnRoutes, INSTALL_HINT, type GpuRoute } from './dawnRoutes.js';
 
 /**
  * Adapter and device acquisition. In a browser (or any runtime with `navigator.gpu`) that is the
- * GPU; in Node it is Dawn through the `webgpu` package, tried first with its native backend
- * (Vulkan, Metal or D3D12) and then with OpenGL ES in compatibility mode, which is what Mesa's
- * llvmpipe offers on machines without a GPU.
+ * GPU; in Node it is Dawn through the `webgpu` package (dawnRoutes.ts).
  */
 
 /** An open device and what it runs on. */
@@ -26,55 +25,14 @@ export interface AcquireOptions {
   readonly hardwareOnly?: boolean;
 }
 
-/** How to get an adapter, for error messages. */
-export const INSTALL_HINT =
-  'to get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
-  "Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or create the Context with backend: 'cpu'";
-
-interface Route {
-  readonly name: string;
-  readonly gpu: () => Promise<GPU>;
-  readonly options: GPURequestAdapterOptions;
-}
-
-type WebGpuPackage = { create: (flags: string[]) => GPU };
-
-/** A name in a variable: the package is optional, so type checking must not look for it. */
-const WEBGPU_PACKAGE: string = 'webgpu';
-
-let dawn: Promise<WebGpuPackage> | undefined;
-const instances = new Map<string, GPU>();
-
-/** The `webgpu` package, imported once. EGL must know it runs headless before Dawn loads it. */
-function loadDawn(): Promise<WebGpuPackage> {
-  if (dawn === undefined) {
-    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env;
-    if (env !== undefined) env.EGL_PLATFORM ??= 'surfaceless';
-    dawn = prepareDawnCapture(env).then(() => import(WEBGPU_PACKAGE) as Promise<WebGpuPackage>);
-    dawn.catch(() => (dawn = undefined));
-  }
-  return dawn;
-}
-
-/** One Dawn instance per flag set for the whole process: instances are costly and never released. */
-async function dawnInstance(flags: string[]): Promise<GPU> {
-  const key = flags.join(' ');
-  let gpu = instances.get(key);
-  if (gpu === undefined) {
-    const { create } = await loadDawn();
-    gpu = withDawnOutput(() => create(flags)).value;
-    instances.set(key, gpu);
-  }
-  return gpu;
-}
-
 /**
- * The routes worth trying here; a `webgpu` package that cannot load is recorded as an attempt.
+ * The routes worth trying here: `navigator.gpu` where there is one, else Dawn's, which record in
+ * `attempts` why they cannot be tried.
  *
  * @throws (rejects) DeviceUnavailableError when the `webgpu` package is not installed: no driver
  *   advice helps then.
  */
-async function routes(attempts: string[]): Promise<Route[]> {
+async function routes(attempts: string[]): Promise<GpuRoute[]> {
   const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
   if (nav !== undefined) {
     return [
@@ -82,25 +40,7 @@ async function routes(attempts: string[]): Promise<Route[]> {
       { name: 'navigator.gpu (compatibility)', gpu: async () => nav, options: { featureLevel: 'compatibility' } },
     ];
   }
-  try {
-    await loadDawn();
-  } catch (err) {
-    if (isMissingPackage(err)) {
-      const missing = 'the optional webgpu package (Dawn for Node) is not installed';
-      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or run on the CPU cores (backend: 'cpu')`, [missing]);
-    }
-    attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}); reinstall it with npm install webgpu`);
-    return [];
-  }
-  return [
-    { name: 'Dawn native backend (Vulkan/Metal/D3D12)', gpu: () => dawnInstance([]), options: { powerPreference: 'high-performance' } },
-    { name: 'Dawn OpenGL ES (compatibility, EGL surfaceless)', gpu: () => dawnInstance(['backend=opengl']), options: { featureLevel: 'compatibility' } },
-  ];
-}
-
-/** Whether an import failed because the package is not there at all (an optional dependency left out). */
-function isMissingPackage(err: unknown): boolean {
-  return (err as { code?: unknown } | undefined)?.code === 'ERR_MODULE_NOT_FOUND' && /'webgpu'/.test(errorText(err));
+  return dawnRoutes(attempts);
 }
 
 function errorText(err: unknown): string {

@@ -6,4 +6,4 @@
 export { WebGpuBackend, TRANSFER_HISTORY, type TransferStats, type WebGpuBackendOptions } from './webgpuBackend.js';
 export type { LaunchTransfer } from './gpuLaunch.js';
 export { MESSAGE_CAPACITY } from './wgslSignature.js';
-export { acquireGpuDevice, INSTALL_HINT, type GpuDevice } from './gpuDevice.js';
+export { acquireGpuDevice, type GpuDevice } from './gpuDevice.js';

@@ -1,7 +1,7 @@
 import { ModuleLoadError } from '../../core/errors.js';
 import { asKernel, kernelForm, type KernelDefinition } from '../../mu/kernel.js';
 import type { KernelInfo } from '../backend.js';
-import { TSX_LOADED } from '../../platform/thread.js';
+import { importModule } from './moduleImport.js';
 
 /**
  * Host-side kernel module loading for the webgpu backend. There are no MU core threads: the host
@@ -15,32 +15,6 @@ import { TSX_LOADED } from '../../platform/thread.js';
 export interface LoadedKernel {
   readonly info: KernelInfo;
   readonly definition: KernelDefinition;
-}
-
-
-/** Registers tsx once so plain Node can import TypeScript kernel modules (test runners need not). */
-async function registerTypeScript(): Promise<void> {
-  const g = globalThis as Record<symbol, unknown>;
-  if (g[TSX_LOADED] === true) return;
-  const api = 'tsx/esm/api';
-  const { register } = (await import(api)) as { register: () => unknown };
-  register();
-  g[TSX_LOADED] = true;
-}
-
-async function importModule(url: string): Promise<Record<string, unknown>> {
-  try {
-    return (await import(url)) as Record<string, unknown>;
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code;
-    if (code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[mc]?ts$/.test(new URL(url).pathname)) throw err;
-  }
-  await registerTypeScript();
-  // Node remembers the failed import of this URL, so import it again under a query string; it never
-  // evaluated, so no other instance of the module exists.
-  const retry = new URL(url);
-  retry.searchParams.set('pxl-ts', '1');
-  return (await import(retry.href)) as Record<string, unknown>;
 }
 
 /**
