@@ -1,9 +1,10 @@
 /**
  * pxl in a browser: the entry point of the ES module bundle `dist/browser/pxl.js` (the package's
  * `"browser"` export condition). The same API as in Node, less what needs files or other machines:
- * file paths (readPcfFile, readPcfNpz, writePcfNpz, writeTrace, the `out` option) and the `cluster`
- * option, which are refused with UnsupportedError saying what to do instead. PCFs come in as bytes
- * or text (parsePcfNpz, parsePcfJson) and results go out as bytes (encodeNpy).
+ * the `out` and `cluster` options are refused with UnsupportedError saying what to do instead, and
+ * the functions of file paths and NATS (readPcfFile, readPcfNpz, writePcfNpz, writeTrace,
+ * runWorker, runBlocksOnCluster) are not exported. PCFs come in as bytes or text (parsePcfNpz,
+ * parsePcfJson) and results go out as bytes (encodeNpy).
  *
  * CPU kernels run on one Web Worker per core over SharedArrayBuffers when the page is cross-origin
  * isolated, and on the page's own thread otherwise (see browserCapabilities); the GPU backend runs
