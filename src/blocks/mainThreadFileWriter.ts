@@ -1,8 +1,9 @@
 /**
  * The file writer of small results (see fileWriter.ts): on the main thread, without a thread of
  * its own. Each block is staged into its write tile a few lines at a time, with a turn of the event
- * loop after each 2 ms (stageInSteps), and each finished tile is written with positional writes on
- * libuv's pool (positionalWrites.ts). A thread's isolate costs about 10 MiB of peak memory before
+ * loop after each 2 ms (stageInSteps), and each finished tile is written with positional writes,
+ * synchronous ones in steps of a quarter millisecond while they are quick, else on libuv's pool
+ * (steppedWrites.ts). A thread's isolate costs about 10 MiB of peak memory before
  * it stages anything: for a result of tens of megabytes more than its whole staging, while the main
  * thread mostly waits for the cores anyway.
  *
@@ -17,7 +18,8 @@ import { stageInSteps } from './eventLoopSteps.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
-import { writePositional } from './positionalWrites.js';
+import type { writePositional } from './positionalWrites.js';
+import { steppedWrites } from './steppedWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
 import { CompleteStart } from './writeTiles.js';
 
@@ -34,7 +36,7 @@ interface Tile extends StagedTile {
 }
 
 /**
- * How a {@link MainThreadFileWriter} writes its tiles: {@link writePositional}, or in tests a
+ * How a {@link MainThreadFileWriter} writes its tiles: {@link steppedWrites}, or in tests a
  * stand-in that holds the writes back to show the backpressure.
  */
 export type TileWriting = typeof writePositional;
@@ -75,8 +77,8 @@ export class MainThreadFileWriter implements FileWriter {
   #released = 0;
   #release: PageCacheRelease | undefined;
 
-  /** @param write how tiles are written; default positional writes on libuv's pool. */
-  constructor(options: FileWriterOptions, write: TileWriting = writePositional) {
+  /** @param write how tiles are written; default a {@link steppedWrites} of this writer's own. */
+  constructor(options: FileWriterOptions, write: TileWriting = steppedWrites()) {
     this.#options = options;
     this.#write = write;
     this.#tileOf = options.tiles?.tileOf ?? new Int32Array(0);

@@ -71,11 +71,14 @@ const RELEASE_SHARE_OF_MEMORY = 1 / 4;
 /**
  * A result file of at most this many bytes is written from the main thread (MainThreadFileWriter),
  * a larger one through a writer thread (ThreadFileWriter); see {@link fileWriterKind}. The writer
- * thread's isolate costs about 10 MiB of peak memory whatever the size; the main thread's writes
- * through libuv's pool cost CPU time by the write, which grows with the file. Measured in pdist of
- * PCFs of 20 breakpoints (2 vCPUs, five runs each, medians): at N = 2,000 (30.5 MiB) 100.2 against
- * 110.6 MiB and 0.39 against 0.37 s of CPU; at N = 2,800 (60 MiB) 104.7 against 114.2 MiB and 0.56
- * against 0.50 s; at N = 3,000 (69 MiB) 0.6 against 0.5 s.
+ * thread's isolate costs about 10 MiB of peak memory whatever the size; the main thread's writer
+ * stages and writes between its other work, a cost that grows with the file, in time the event
+ * loop's longest stall shows. Peak memory in pdist of PCFs of 20 breakpoints (2 vCPUs, five runs
+ * each, medians): at N = 2,000 (30.5 MiB) 100.2 against 110.6 MiB, at N = 2,800 (60 MiB) 104.7
+ * against 114.2 MiB. With synchronous writes in steps (steppedWrites.ts) the main thread's writer is
+ * no slower than the thread at either size (bench/fileWriters.mjs, eleven interleaved calls each,
+ * load 4-6: 0.126 against 0.166 s at N = 2,000, 0.220 against 0.258 s at 2,800, with 100
+ * breakpoints 0.253 against 0.294 s), so the limit stays where the isolate is a tenth of the peak.
  */
 export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
 
@@ -252,8 +255,9 @@ export class NpyFileSink implements ResultWriter {
       layout,
       blockElements,
       stagingElements: tiles.tileElements,
-      // The writer thread writes a tile as soon as it is staged; the main thread's tiles wait for
-      // their writes on libuv's pool, and a few of them in flight keep up with the cores.
+      // The writer thread writes a tile as soon as it is staged; the main thread writes a tile in
+      // steps between other turns of the event loop (or on libuv's pool), so one more tile keeps
+      // the cores going meanwhile.
       stagingBytes: onMain ? Math.max(2 * tileBytes, Math.min(half, MAIN_THREAD_TILES * tileBytes)) : Math.max(half, 2 * tileBytes),
       tiles,
       ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
