@@ -2,7 +2,7 @@
 // PXL_FILE_WRITER=main against PXL_FILE_WRITER=thread, samples interleaved (main, thread, main,
 // ...) so load on the shared machine hits both alike. Per sample: wall time, CPU time of the whole
 // process (all threads), the event loop's longest stall (monitorEventLoopDelay at 1 ms resolution).
-//   npm run build && node bench/fileWriters.mjs
+//   npm run bench:fileWriters          (builds first)
 //   PXL_BENCH_SIZES=2000x20,2800x20,2000x100 (N x breakpoints)  PXL_BENCH_REPEATS=7
 // Prints one JSON document: per size and writer the medians and ranges, and main / thread.
 import { mkdtempSync, rmSync } from 'node:fs';
