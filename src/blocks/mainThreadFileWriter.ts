@@ -111,11 +111,7 @@ export class MainThreadFileWriter implements FileWriter {
   async put(block: BlockInfo, buf: FloatArray): Promise<void> {
     const { layout } = this.#options;
     const elements = stagedElements(layout, block);
-    const tile = await this.#tileFor(block, elements);
-    const from = tile.used;
-    tile.used += elements;
-    tile.staging++;
-    tile.blocks.push(block.index);
+    const { tile, from } = await this.#tileFor(block, elements);
     this.#unsettled.set(block.index, block);
     this.#scratch.length = 0;
     stagedRuns(layout, block, this.#scratch);
@@ -150,21 +146,27 @@ export class MainThreadFileWriter implements FileWriter {
     this.#stopped = true;
   }
 
-  /** The open tile of `block`, opened now if need be, with room for it; waits for a staging buffer while the budget is held. */
-  async #tileFor(block: BlockInfo, elements: number): Promise<Tile> {
+  /**
+   * The open tile of `block`, opened now if need be, with `elements` of room taken for it from
+   * `from` on; waits for a staging buffer while the budget is held. The room is taken here, in
+   * the same turn as the look-up: between this method's return and its caller's next step other
+   * puts run, and one that seals the tile would otherwise write it without this block (its bytes
+   * never written, the block reported written all the same).
+   */
+  async #tileFor(block: BlockInfo, elements: number): Promise<{ tile: Tile; from: number }> {
     const id = tileIdOf(block, this.#tileOf);
     for (;;) {
       this.#throwIfFailed();
       if (this.#stopped) throw new LogicError('MainThreadFileWriter.put after stop');
       const open = this.#open.get(id);
-      if (open !== undefined && open.used + elements <= open.data.length) return open;
+      if (open !== undefined && open.used + elements <= open.data.length) return this.#take(open, block, elements);
       // A block larger than its tile's room (none is, unless the plan was left out): the tile goes as far as it got.
       if (open !== undefined) this.#seal(open);
       const data = this.#buffer(elements);
       if (data !== undefined) {
         const tile: Tile = { ...openTile(block, this.#tileOf, this.#tileBlocks, data), staging: 0, sealed: false, discarded: false, finished: false };
         this.#open.set(id, tile);
-        return tile;
+        return this.#take(tile, block, elements);
       }
       // Out of staging memory with no write to wait for (blocks out of tile order, e.g. from a
       // cluster): the oldest open tile goes out as far as it got.
@@ -172,6 +174,15 @@ export class MainThreadFileWriter implements FileWriter {
       if (this.#writing === 0 && oldest !== undefined) this.#seal(oldest);
       else await new Promise<void>((resolve) => this.#freed.push(resolve));
     }
+  }
+
+  /** Takes `elements` of `tile`'s room for `block`, which holds the tile open until staged; returns where the room starts. */
+  #take(tile: Tile, block: BlockInfo, elements: number): { tile: Tile; from: number } {
+    const from = tile.used;
+    tile.used += elements;
+    tile.staging++;
+    tile.blocks.push(block.index);
+    return { tile, from };
   }
 
   /** A staging buffer for at least `elements`, or undefined while the budget is held. */
