@@ -95,8 +95,6 @@ export function fileWriterKind(bytes: number): 'main' | 'thread' {
   return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
 }
 
-/** Tiles the main thread's writer stages at most (at least two): written ones wait for their writes. */
-const MAIN_THREAD_TILES = 2;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -255,10 +253,10 @@ export class NpyFileSink implements ResultWriter {
       layout,
       blockElements,
       stagingElements: tiles.tileElements,
-      // The writer thread writes a tile as soon as it is staged; the main thread writes a tile in
-      // steps between other turns of the event loop (or on libuv's pool), so one more tile keeps
-      // the cores going meanwhile.
-      stagingBytes: onMain ? Math.max(2 * tileBytes, Math.min(half, MAIN_THREAD_TILES * tileBytes)) : Math.max(half, 2 * tileBytes),
+      // The main thread stages one tile at a time: its writes take a few turns of the event loop
+      // (steppedWrites.ts), and a second tile, 1 MiB at N = 2,000, made the call no faster while
+      // the command's peak RSS was about 1 MiB higher (bench/RESULTS.md, bench/cli).
+      stagingBytes: onMain ? tileBytes : Math.max(half, 2 * tileBytes),
       tiles,
       ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
