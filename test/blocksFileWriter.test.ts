@@ -142,6 +142,27 @@ describe('the main thread file writer', () => {
     expect(written).toEqual([0, 1, 2]);
   });
 
+  it('writes a block that took room in a tile in the same turn as a put that seals the tile for its buffer', async () => {
+    const disk = heldDisk();
+    const written: number[] = [];
+    // A budget of one tile; tile 0 holds blocks 0 and 1 (the top two rows), tile 1 block 2.
+    const tiles = { tileOf: Int32Array.from([0, 0, 1, -1]), tileBlocks: Int32Array.from([2, 1]) };
+    const writer = new MainThreadFileWriter({ ...options((b) => written.push(b.index)), stagingElements: 8, stagingBytes: 8 * 8, tiles }, disk.write);
+    await writer.put(blocks[0]!, new Float64Array(4).fill(1));
+    // In one turn: block 1 finds room in tile 0, then block 2 finds no buffer free and seals tile 0, the oldest.
+    const second = writer.put(blocks[1]!, new Float64Array(4).fill(2));
+    const third = writer.put(blocks[2]!, new Float64Array(4).fill(3));
+    await second;
+    expect(disk.pending.length).toBe(1);
+    const values = disk.pending[0]!.writes.flatMap((w) => w.pieces.flatMap((p) => [...new Float64Array(Uint8Array.from(p).buffer)]));
+    expect(values).toEqual([1, 1, 2, 2, 1, 1, 2, 2]);
+    disk.pending[0]!.end();
+    await third;
+    disk.pending[1]!.end();
+    await writer.stop();
+    expect(written).toEqual([0, 1, 2]);
+  });
+
   it('surfaces a write error such as ENOSPC: the tile is not reported, waiting and later puts reject with it', async () => {
     const disk = heldDisk();
     const written: number[] = [];

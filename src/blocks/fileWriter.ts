@@ -3,7 +3,8 @@
  * tile (see writeTiles.ts) and writes each finished tile to its final offsets in the file, with
  * positional writes. Two do it: ThreadFileWriter on a thread of its own (the main thread never
  * copies a block), for large results; MainThreadFileWriter on the main thread, staging a few lines
- * at a time and writing on libuv's pool, for small ones, where a thread's isolate would cost more
+ * at a time and writing in short synchronous steps (or on libuv's pool, where the disk makes its
+ * caller wait), for small ones, where a thread's isolate would cost more
  * memory than the whole staging. Both keep the same promises, listed here.
  */
 import type { BlockInfo } from './blockScheduler.js';

@@ -3,10 +3,9 @@
  * into the file's order (mirror, condensed columns) in the staging buffer of its write tile (see
  * writeTiles.ts), frees the slot, and once every block of the tile is in writes the tile with
  * synchronous positional writes, the runs that continue each other in the file gathered into one
- * `writev`. Synchronous writes here cost none of the main thread's time; through libuv's pool each
- * write costs the main thread a callback, and staging there takes its time in steps: what the main
- * thread's writer (mainThreadFileWriter.ts) pays for a small result, where it saves this thread's
- * isolate.
+ * `writev`. Synchronous writes here cost none of the main thread's time; the main thread's writer
+ * (mainThreadFileWriter.ts) stages and writes in short steps between its other work, which for a
+ * small result costs less than this thread's isolate.
  */
 import { writeSync, writevSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';

@@ -1,8 +1,9 @@
 /**
  * The file writer of small results (see fileWriter.ts): on the main thread, without a thread of
  * its own. Each block is staged into its write tile a few lines at a time, with a turn of the event
- * loop after each 2 ms (stageInSteps), and each finished tile is written with positional writes on
- * libuv's pool (positionalWrites.ts). A thread's isolate costs about 10 MiB of peak memory before
+ * loop after each 2 ms (stageInSteps), and each finished tile is written with positional writes,
+ * synchronous ones in steps of a quarter millisecond while they are quick, else on libuv's pool
+ * (steppedWrites.ts). A thread's isolate costs about 10 MiB of peak memory before
  * it stages anything: for a result of tens of megabytes more than its whole staging, while the main
  * thread mostly waits for the cores anyway.
  *
@@ -17,7 +18,8 @@ import { stageInSteps } from './eventLoopSteps.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
-import { writePositional } from './positionalWrites.js';
+import type { writePositional } from './positionalWrites.js';
+import { steppedWrites } from './steppedWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
 import { CompleteStart } from './writeTiles.js';
 
@@ -34,7 +36,7 @@ interface Tile extends StagedTile {
 }
 
 /**
- * How a {@link MainThreadFileWriter} writes its tiles: {@link writePositional}, or in tests a
+ * How a {@link MainThreadFileWriter} writes its tiles: {@link steppedWrites}, or in tests a
  * stand-in that holds the writes back to show the backpressure.
  */
 export type TileWriting = typeof writePositional;
@@ -75,8 +77,8 @@ export class MainThreadFileWriter implements FileWriter {
   #released = 0;
   #release: PageCacheRelease | undefined;
 
-  /** @param write how tiles are written; default positional writes on libuv's pool. */
-  constructor(options: FileWriterOptions, write: TileWriting = writePositional) {
+  /** @param write how tiles are written; default a {@link steppedWrites} of this writer's own. */
+  constructor(options: FileWriterOptions, write: TileWriting = steppedWrites()) {
     this.#options = options;
     this.#write = write;
     this.#tileOf = options.tiles?.tileOf ?? new Int32Array(0);
@@ -109,11 +111,7 @@ export class MainThreadFileWriter implements FileWriter {
   async put(block: BlockInfo, buf: FloatArray): Promise<void> {
     const { layout } = this.#options;
     const elements = stagedElements(layout, block);
-    const tile = await this.#tileFor(block, elements);
-    const from = tile.used;
-    tile.used += elements;
-    tile.staging++;
-    tile.blocks.push(block.index);
+    const { tile, from } = await this.#tileFor(block, elements);
     this.#unsettled.set(block.index, block);
     this.#scratch.length = 0;
     stagedRuns(layout, block, this.#scratch);
@@ -148,21 +146,27 @@ export class MainThreadFileWriter implements FileWriter {
     this.#stopped = true;
   }
 
-  /** The open tile of `block`, opened now if need be, with room for it; waits for a staging buffer while the budget is held. */
-  async #tileFor(block: BlockInfo, elements: number): Promise<Tile> {
+  /**
+   * The open tile of `block`, opened now if need be, with `elements` of room taken for it from
+   * `from` on; waits for a staging buffer while the budget is held. The room is taken here, in
+   * the same turn as the look-up: between this method's return and its caller's next step other
+   * puts run, and one that seals the tile would otherwise write it without this block (its bytes
+   * never written, the block reported written all the same).
+   */
+  async #tileFor(block: BlockInfo, elements: number): Promise<{ tile: Tile; from: number }> {
     const id = tileIdOf(block, this.#tileOf);
     for (;;) {
       this.#throwIfFailed();
       if (this.#stopped) throw new LogicError('MainThreadFileWriter.put after stop');
       const open = this.#open.get(id);
-      if (open !== undefined && open.used + elements <= open.data.length) return open;
+      if (open !== undefined && open.used + elements <= open.data.length) return this.#take(open, block, elements);
       // A block larger than its tile's room (none is, unless the plan was left out): the tile goes as far as it got.
       if (open !== undefined) this.#seal(open);
       const data = this.#buffer(elements);
       if (data !== undefined) {
         const tile: Tile = { ...openTile(block, this.#tileOf, this.#tileBlocks, data), staging: 0, sealed: false, discarded: false, finished: false };
         this.#open.set(id, tile);
-        return tile;
+        return this.#take(tile, block, elements);
       }
       // Out of staging memory with no write to wait for (blocks out of tile order, e.g. from a
       // cluster): the oldest open tile goes out as far as it got.
@@ -170,6 +174,15 @@ export class MainThreadFileWriter implements FileWriter {
       if (this.#writing === 0 && oldest !== undefined) this.#seal(oldest);
       else await new Promise<void>((resolve) => this.#freed.push(resolve));
     }
+  }
+
+  /** Takes `elements` of `tile`'s room for `block`, which holds the tile open until staged; returns where the room starts. */
+  #take(tile: Tile, block: BlockInfo, elements: number): { tile: Tile; from: number } {
+    const from = tile.used;
+    tile.used += elements;
+    tile.staging++;
+    tile.blocks.push(block.index);
+    return { tile, from };
   }
 
   /** A staging buffer for at least `elements`, or undefined while the budget is held. */

@@ -71,11 +71,14 @@ const RELEASE_SHARE_OF_MEMORY = 1 / 4;
 /**
  * A result file of at most this many bytes is written from the main thread (MainThreadFileWriter),
  * a larger one through a writer thread (ThreadFileWriter); see {@link fileWriterKind}. The writer
- * thread's isolate costs about 10 MiB of peak memory whatever the size; the main thread's writes
- * through libuv's pool cost CPU time by the write, which grows with the file. Measured in pdist of
- * PCFs of 20 breakpoints (2 vCPUs, five runs each, medians): at N = 2,000 (30.5 MiB) 100.2 against
- * 110.6 MiB and 0.39 against 0.37 s of CPU; at N = 2,800 (60 MiB) 104.7 against 114.2 MiB and 0.56
- * against 0.50 s; at N = 3,000 (69 MiB) 0.6 against 0.5 s.
+ * thread's isolate costs about 10 MiB of peak memory whatever the size; the main thread's writer
+ * stages and writes between its other work, a cost that grows with the file, in time the event
+ * loop's longest stall shows. Peak memory in pdist of PCFs of 20 breakpoints (2 vCPUs, five runs
+ * each, medians): at N = 2,000 (30.5 MiB) 100.2 against 110.6 MiB, at N = 2,800 (60 MiB) 104.7
+ * against 114.2 MiB. With synchronous writes in steps (steppedWrites.ts) the main thread's writer is
+ * no slower than the thread at either size (bench/fileWriters.mjs, eleven interleaved calls each,
+ * load 4-6: 0.126 against 0.166 s at N = 2,000, 0.220 against 0.258 s at 2,800, with 100
+ * breakpoints 0.253 against 0.294 s), so the limit stays where the isolate is a tenth of the peak.
  */
 export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
 
@@ -92,8 +95,6 @@ export function fileWriterKind(bytes: number): 'main' | 'thread' {
   return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
 }
 
-/** Tiles the main thread's writer stages at most (at least two): written ones wait for their writes. */
-const MAIN_THREAD_TILES = 2;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -252,9 +253,10 @@ export class NpyFileSink implements ResultWriter {
       layout,
       blockElements,
       stagingElements: tiles.tileElements,
-      // The writer thread writes a tile as soon as it is staged; the main thread's tiles wait for
-      // their writes on libuv's pool, and a few of them in flight keep up with the cores.
-      stagingBytes: onMain ? Math.max(2 * tileBytes, Math.min(half, MAIN_THREAD_TILES * tileBytes)) : Math.max(half, 2 * tileBytes),
+      // The main thread stages one tile at a time: its writes take a few turns of the event loop
+      // (steppedWrites.ts), and a second tile, 1 MiB at N = 2,000, made the call no faster while
+      // the command's peak RSS was about 1 MiB higher (bench/RESULTS.md, bench/cli).
+      stagingBytes: onMain ? tileBytes : Math.max(half, 2 * tileBytes),
       tiles,
       ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),

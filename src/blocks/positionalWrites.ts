@@ -1,5 +1,6 @@
 /**
- * Positional writes on libuv's pool, for the main thread's file writer (mainThreadFileWriter.ts).
+ * Positional writes on libuv's pool, for the main thread's file writer once its disk has shown
+ * itself slow (steppedWrites.ts).
  * Each write costs a wake-up of a pool thread and one of the event loop; with several in flight
  * those overlap. Measured on the development machine (2 vCPUs), 16,000 writes of 2 KiB at their
  * own offsets: one at a time 0.7 s, 4 at a time 0.27 s, 16 at a time 80 ms, 64 at a time 40 ms
@@ -15,8 +16,12 @@ const IN_FLIGHT = 16;
 
 type Done = (error: Error | null) => void;
 
-/** The pieces left after the first `bytes` of `pieces`. */
-function after(pieces: readonly Uint8Array[], bytes: number): Uint8Array[] {
+/**
+ * The pieces left after the first `bytes` of `pieces`: what a short positional write left to write.
+ *
+ * @example remainingPieces([a, b], a.length + 1) // [b.subarray(1)]
+ */
+export function remainingPieces(pieces: readonly Uint8Array[], bytes: number): Uint8Array[] {
   const left: Uint8Array[] = [];
   let at = 0;
   for (const piece of pieces) {
@@ -33,7 +38,7 @@ function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number,
   const written = (error: Error | null, bytes: number): void => {
     if (error !== null) done(error);
     else if (bytes >= total) done(null);
-    else writeWhole(fd, after(pieces, bytes), position + bytes, done);
+    else writeWhole(fd, remainingPieces(pieces, bytes), position + bytes, done);
   };
   if (pieces.length === 1) write(fd, pieces[0]!, 0, total, position, written);
   else writev(fd, pieces as Uint8Array[], position, written);
