@@ -7,8 +7,10 @@
  * Every operation is one float64 operation on float32 operands, rounded with Math.fround: a
  * single add, subtract, multiply or square root of float32 values computed in float64 and then
  * rounded is the correctly rounded float32 result, so this is float32 arithmetic exactly. The
- * rectangles are summed in the wasm kernels' order: the merged walk of pairKernels.ts, `sum +=
- * (r - l) * op(f, g)` in float32, and the last rectangle `(upper - t) * op(f, g)` only while
+ * rectangles are summed in the wasm kernels' order: the merged walk of pairKernels.ts (written
+ * out once per integrand, as there: one walk given the three integrands as functions would call
+ * through a polymorphic site at every step), `sum += (r - l) * op(f, g)` in float32, and the last
+ * rectangle `(upper - t) * op(f, g)` only while
  * t < upper (a PCF with a breakpoint at `upper` ends the walk there: the wasm walk stops at the
  * first step that reaches `upper`).
  *
