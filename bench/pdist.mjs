@@ -103,7 +103,16 @@ try {
       row[key] = entry;
     }
     row.p2OverP1Time = sig(row.p1.pxlPairsPerSec / row.p2.pxlPairsPerSec, 3);
-    row.float32OverFloat64 = sig(row.p1float32.pxlPairsPerSec / row.p1.pxlPairsPerSec, 3);
+    // float32 over float64 from calls in turns (float64, float32, float64, ...), the median of the
+    // ratios of each turn: the calls above ran minutes apart, so load from other work skewed
+    // their ratio one way or the other.
+    const turns = [];
+    for (let r = 0; r < 2 * repeats + 1; r++) {
+      const wide = await timed(() => pdist(sets.float64, { context: ctx }));
+      const narrow = await timed(() => pdist(sets.float32, { context: ctx }));
+      turns.push(wide.wall / narrow.wall);
+    }
+    row.float32OverFloat64 = sig(median(turns), 3);
     // The same ratio per CPU second of the process: what load from other work disturbs least.
     if (mhz !== null) row.float32OverFloat64PerCpuSecond = sig(row.p1.cyclesPerStepCpu / row.p1float32.cyclesPerStepCpu, 3);
     report.results.push(row);
