@@ -38,71 +38,115 @@ export const Simd = {
 /** Block type "no result". */
 const EMPTY = 0x40;
 
-function uleb(n: number, out: number[]): void {
+/**
+ * Bytes appended into a buffer that doubles as it fills. Each core emits its kernels' code when it
+ * first needs them; a number[] of the same bytes takes eight bytes an entry and leaves the old
+ * array behind at every growth, which lived long enough to be promoted: about 2 MiB of heap per
+ * core for the float64 kernels.
+ */
+class ByteWriter {
+  #buffer = new Uint8Array(1024);
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** The bytes written so far (a view, valid until the next write). */
+  get bytes(): Uint8Array {
+    return this.#buffer.subarray(0, this.#length);
+  }
+
+  byte(b: number): void {
+    if (this.#length === this.#buffer.length) this.#grow(1);
+    this.#buffer[this.#length++] = b;
+  }
+
+  append(bytes: ArrayLike<number>): void {
+    if (this.#length + bytes.length > this.#buffer.length) this.#grow(bytes.length);
+    this.#buffer.set(bytes, this.#length);
+    this.#length += bytes.length;
+  }
+
+  #grow(more: number): void {
+    const next = new Uint8Array(Math.max(2 * this.#buffer.length, this.#length + more));
+    next.set(this.bytes);
+    this.#buffer = next;
+  }
+}
+
+function uleb(n: number, out: ByteWriter): void {
   do {
     let b = n & 0x7f;
     n >>>= 7;
     if (n !== 0) b |= 0x80;
-    out.push(b);
+    out.byte(b);
   } while (n !== 0);
 }
 
-function sleb(n: number, out: number[]): void {
+function sleb(n: number, out: ByteWriter): void {
   for (;;) {
     const b = n & 0x7f;
     n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) { out.push(b); return; }
-    out.push(b | 0x80);
+    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) { out.byte(b); return; }
+    out.byte(b | 0x80);
   }
 }
 
 /** The instruction stream of one function body. Methods append and return `this`. */
 export class Code {
-  readonly bytes: number[] = [];
+  readonly #out = new ByteWriter();
 
-  op(...codes: number[]): this { this.bytes.push(...codes); return this; }
-  get(local: number): this { this.bytes.push(Op.localGet); uleb(local, this.bytes); return this; }
-  set(local: number): this { this.bytes.push(Op.localSet); uleb(local, this.bytes); return this; }
-  tee(local: number): this { this.bytes.push(Op.localTee); uleb(local, this.bytes); return this; }
-  i32(value: number): this { this.bytes.push(Op.i32Const); sleb(value | 0, this.bytes); return this; }
+  /** The body's instructions so far (a view, valid until the next append). */
+  get bytes(): Uint8Array {
+    return this.#out.bytes;
+  }
+
+  op(...codes: number[]): this { this.#out.append(codes); return this; }
+  get(local: number): this { this.#out.byte(Op.localGet); uleb(local, this.#out); return this; }
+  set(local: number): this { this.#out.byte(Op.localSet); uleb(local, this.#out); return this; }
+  tee(local: number): this { this.#out.byte(Op.localTee); uleb(local, this.#out); return this; }
+  i32(value: number): this { this.#out.byte(Op.i32Const); sleb(value | 0, this.#out); return this; }
   f32(value: number): this {
-    this.bytes.push(Op.f32Const, ...new Uint8Array(new Float32Array([value]).buffer));
+    this.#out.byte(Op.f32Const);
+    this.#out.append(new Uint8Array(new Float32Array([value]).buffer));
     return this;
   }
   f64(value: number): this {
-    this.bytes.push(Op.f64Const, ...new Uint8Array(new Float64Array([value]).buffer));
+    this.#out.byte(Op.f64Const);
+    this.#out.append(new Uint8Array(new Float64Array([value]).buffer));
     return this;
   }
   /** A load or store with natural alignment (`align` as log2 bytes) and a constant byte offset. */
   mem(opcode: number, align: number, offset: number): this {
-    this.bytes.push(opcode);
-    uleb(align, this.bytes);
-    uleb(offset, this.bytes);
+    this.#out.byte(opcode);
+    uleb(align, this.#out);
+    uleb(offset, this.#out);
     return this;
   }
   /** A SIMD instruction: the prefix, the opcode, then raw immediate bytes (lane indices, shuffle masks). */
   simd(opcode: number, ...immediates: number[]): this {
-    this.bytes.push(0xfd);
-    uleb(opcode, this.bytes);
-    this.bytes.push(...immediates);
+    this.#out.byte(0xfd);
+    uleb(opcode, this.#out);
+    this.#out.append(immediates);
     return this;
   }
   /** A SIMD load or store with natural alignment (`align` as log2 bytes) and a constant byte offset. */
   simdMem(opcode: number, align: number, offset: number): this {
-    this.bytes.push(0xfd);
-    uleb(opcode, this.bytes);
-    uleb(align, this.bytes);
-    uleb(offset, this.bytes);
+    this.#out.byte(0xfd);
+    uleb(opcode, this.#out);
+    uleb(align, this.#out);
+    uleb(offset, this.#out);
     return this;
   }
-  block(): this { this.bytes.push(Op.block, EMPTY); return this; }
-  loop(): this { this.bytes.push(Op.loop, EMPTY); return this; }
+  block(): this { this.#out.append([Op.block, EMPTY]); return this; }
+  loop(): this { this.#out.append([Op.loop, EMPTY]); return this; }
   /** `if` with no result: runs up to the matching `orElse` or `end` when the popped i32 is nonzero. */
-  ifThen(): this { this.bytes.push(Op.if, EMPTY); return this; }
-  orElse(): this { this.bytes.push(Op.else); return this; }
-  end(): this { this.bytes.push(Op.end); return this; }
-  br(depth: number): this { this.bytes.push(Op.br); uleb(depth, this.bytes); return this; }
-  brIf(depth: number): this { this.bytes.push(Op.brIf); uleb(depth, this.bytes); return this; }
+  ifThen(): this { this.#out.append([Op.if, EMPTY]); return this; }
+  orElse(): this { this.#out.byte(Op.else); return this; }
+  end(): this { this.#out.byte(Op.end); return this; }
+  br(depth: number): this { this.#out.byte(Op.br); uleb(depth, this.#out); return this; }
+  brIf(depth: number): this { this.#out.byte(Op.brIf); uleb(depth, this.#out); return this; }
 }
 
 /** One exported function: its signature, extra locals (in order after the params) and body. */
@@ -113,15 +157,22 @@ export interface FunctionDef {
   readonly body: Code;
 }
 
-function section(id: number, content: number[], out: number[]): void {
-  out.push(id);
+/** Section `id` with `content`, preceded by its size. */
+function section(id: number, content: ByteWriter, out: ByteWriter): void {
+  out.byte(id);
   uleb(content.length, out);
-  out.push(...content);
+  out.append(content.bytes);
 }
 
-function vec(items: readonly number[][], out: number[]): void {
+/** A vector: the count of `items`, then each one as `write` puts it. */
+function vec<T>(items: readonly T[], out: ByteWriter, write: (item: T, k: number) => void): void {
   uleb(items.length, out);
-  for (const item of items) out.push(...item);
+  items.forEach(write);
+}
+
+function name(s: string, out: ByteWriter): void {
+  uleb(s.length, out);
+  for (const c of s) out.byte(c.charCodeAt(0));
 }
 
 /**
@@ -129,47 +180,49 @@ function vec(items: readonly number[][], out: number[]): void {
  * growable) and the given functions, each exported under its name and returning nothing.
  */
 export function encodeModule(functions: readonly FunctionDef[], pages: number): Uint8Array {
-  const out = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
-  const types = functions.map((f) => {
-    const t = [0x60];
-    uleb(f.params.length, t);
-    t.push(...f.params, 0x00);
-    return t;
+  const out = new ByteWriter();
+  out.append([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+
+  const types = new ByteWriter();
+  vec(functions, types, (f) => {
+    types.byte(0x60);
+    uleb(f.params.length, types);
+    types.append(f.params);
+    types.byte(0x00);
   });
-  const typeSec: number[] = [];
-  vec(types, typeSec);
-  section(1, typeSec, out);
+  section(1, types, out);
 
-  const funcSec: number[] = [];
-  vec(functions.map((_, k) => { const b: number[] = []; uleb(k, b); return b; }), funcSec);
-  section(3, funcSec, out);
+  const funcs = new ByteWriter();
+  vec(functions, funcs, (_, k) => uleb(k, funcs));
+  section(3, funcs, out);
 
-  const memSec: number[] = [];
-  uleb(1, memSec);
-  memSec.push(0x00);
-  uleb(pages, memSec);
-  section(5, memSec, out);
+  const memory = new ByteWriter();
+  uleb(1, memory);
+  memory.byte(0x00);
+  uleb(pages, memory);
+  section(5, memory, out);
 
-  const exports: number[][] = [];
-  const name = (s: string): number[] => { const b: number[] = []; uleb(s.length, b); for (const c of s) b.push(c.charCodeAt(0)); return b; };
-  exports.push([...name('memory'), 0x02, 0x00]);
-  functions.forEach((f, k) => { const b = [...name(f.name), 0x00]; uleb(k, b); exports.push(b); });
-  const expSec: number[] = [];
-  vec(exports, expSec);
-  section(7, expSec, out);
+  const exports = new ByteWriter();
+  vec([{ name: 'memory' }, ...functions], exports, (f, k) => {
+    name(f.name, exports);
+    if (k === 0) exports.append([0x02, 0x00]);
+    else {
+      exports.byte(0x00);
+      uleb(k - 1, exports);
+    }
+  });
+  section(7, exports, out);
 
-  const bodies = functions.map((f) => {
-    const body: number[] = [];
+  const code = new ByteWriter();
+  vec(functions, code, (f) => {
+    const body = new ByteWriter();
     uleb(f.locals.length, body);
-    for (const type of f.locals) body.push(0x01, type);
-    body.push(...f.body.bytes, Op.end);
-    const sized: number[] = [];
-    uleb(body.length, sized);
-    sized.push(...body);
-    return sized;
+    for (const type of f.locals) body.append([0x01, type]);
+    body.append(f.body.bytes);
+    body.byte(Op.end);
+    uleb(body.length, code);
+    code.append(body.bytes);
   });
-  const codeSec: number[] = [];
-  vec(bodies, codeSec);
-  section(10, codeSec, out);
-  return new Uint8Array(out);
+  section(10, code, out);
+  return out.bytes.slice();
 }
