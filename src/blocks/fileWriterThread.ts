@@ -7,7 +7,6 @@
  * (mainThreadFileWriter.ts) stages and writes in short steps between its other work, which for a
  * small result costs less than this thread's isolate.
  */
-import { writeSync, writevSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
@@ -15,6 +14,7 @@ import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
+import { writeWholeSync } from './positionalWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
 import { CompleteStart } from './writeTiles.js';
 
@@ -75,32 +75,9 @@ function viewOf(layout: NpyFileLayout, { block, data, byteOffset }: WriteBlock):
   return layout.dtype === 'float32' ? new Float32Array(data, byteOffset, elements) : new Float64Array(data, byteOffset, elements);
 }
 
-/** Writes `bytes` at `position` whole: a positional write may write less than asked (rarely, for regular files). */
-function writeAll(fd: number, bytes: Uint8Array, position: number): void {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const written = writeSync(fd, bytes, offset, bytes.length - offset, position + offset);
-    offset += written;
-  }
-}
-
-/** Writes pieces that follow each other in the file from `position`, in one `writev` when it writes them all. */
-function writeGathered(fd: number, pieces: Uint8Array[], position: number): void {
-  const total = pieces.reduce((n, p) => n + p.length, 0);
-  const written = pieces.length === 1 ? 0 : writevSync(fd, pieces, position);
-  if (written === total) return;
-  // A short gather write: finish piece by piece from where it stopped.
-  let at = 0;
-  for (const piece of pieces) {
-    const skip = Math.min(piece.length, Math.max(0, written - at));
-    if (skip < piece.length) writeAll(fd, piece.subarray(skip), position + at + skip);
-    at += piece.length;
-  }
-}
-
 /** Writes a finished tile with synchronous positional writes. */
 function writeTile(fd: number, layout: NpyFileLayout, tile: StagedTile): void {
-  for (const { position, pieces } of tileWrites(layout, tile)) writeGathered(fd, pieces, position);
+  for (const { position, pieces } of tileWrites(layout, tile)) writeWholeSync(fd, pieces, position);
 }
 
 function serve(init: FileWriterInit): void {

@@ -8,7 +8,7 @@
  * beside two busy cores) 16 in flight ran as fast as 64 with shorter event-loop stalls: every
  * pool thread busy at once is one more thread wanting a CPU that the main thread then waits for.
  */
-import { write, writev } from 'node:fs';
+import { write, writeSync, writev, writevSync } from 'node:fs';
 import type { TileWrite } from './stagedTile.js';
 
 /** Writes in flight at most. */
@@ -30,6 +30,26 @@ export function remainingPieces(pieces: readonly Uint8Array[], bytes: number): U
     at += piece.length;
   }
   return left;
+}
+
+/**
+ * Writes `pieces` (bytes that follow each other in the file) whole from `position`, synchronously,
+ * in one gather write when it takes them all: a positional write may write less than asked
+ * (rarely, for regular files).
+ *
+ * @example writeWholeSync(fd, [head, body], 0);
+ */
+export function writeWholeSync(fd: number, pieces: readonly Uint8Array[], position: number): void {
+  let left = pieces;
+  let at = position;
+  for (;;) {
+    const total = left.reduce((n, p) => n + p.length, 0);
+    if (total === 0) return;
+    const bytes = left.length === 1 ? writeSync(fd, left[0]!, 0, total, at) : writevSync(fd, left as Uint8Array[], at);
+    if (bytes >= total) return;
+    left = remainingPieces(left, bytes);
+    at += bytes;
+  }
 }
 
 /** Writes `pieces` whole from `position`: a positional write may write less than asked (rarely, for regular files). */

@@ -18,9 +18,8 @@
  * ms were no faster than 0.25 ms and stalled longer at 2,800 (median 14.9 against 11.7 ms), steps
  * of 2 ms stalled 15-18 ms.
  */
-import { writeSync, writevSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { remainingPieces, writePositional } from './positionalWrites.js';
+import { writePositional, writeWholeSync } from './positionalWrites.js';
 
 /** Milliseconds of synchronous writes per turn of the event loop. */
 export const WRITE_STEP_MS = 0.25;
@@ -31,20 +30,6 @@ export const WRITE_STEP_MS = 0.25;
  * machine a quick write that loses the CPU to a core for one tick measured 4.0-4.1 ms.
  */
 export const SLOW_WRITE_MS = 10;
-
-/** Writes `pieces` whole from `position`, synchronously: a positional write may write less than asked. */
-function writeWholeSync(fd: number, pieces: readonly Uint8Array[], position: number): void {
-  let left = pieces;
-  let at = position;
-  for (;;) {
-    const total = left.reduce((n, p) => n + p.length, 0);
-    if (total === 0) return;
-    const bytes = left.length === 1 ? writeSync(fd, left[0]!, 0, total, at) : writevSync(fd, left as Uint8Array[], at);
-    if (bytes >= total) return;
-    left = remainingPieces(left, bytes);
-    at += bytes;
-  }
-}
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -19,6 +19,14 @@ export { l1Pair, l2InnerPair, l2Pair, lpIntPair, lpRealPair } from './pairKernel
 /** What is integrated over each rectangle: |f-g| (L1), |f-g|^p (Lp), or f*g (L2 inner product). */
 export type PcfOp = { readonly kind: 'l1' } | { readonly kind: 'lp'; readonly p: number } | { readonly kind: 'l2inner' };
 
+/**
+ * Whether float32 data of `op` is summed in float32 arithmetic: L1, L2 and the inner product
+ * (pairKernels32.ts and the float32 row kernels). Other exponents sum it in float64 and round once.
+ */
+export function sumsInFloat32(op: PcfOp): boolean {
+  return op.kind !== 'lp' || op.p === 1 || op.p === 2;
+}
+
 /** The L2 inner product operation, for l2Kernel and inner-product cdist. */
 export const L2_INNER: PcfOp = Object.freeze({ kind: 'l2inner' });
 
@@ -175,7 +183,7 @@ export function integrateRow(
   }
 
   const p = op.kind === 'lp' ? checkP(op.p) : 1;
-  if (f32 && (p === 1 || p === 2)) rowF32(op.kind === 'l2inner' ? l2InnerPair32 : p === 1 ? l1Pair32 : l2Pair32, at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
+  if (f32 && sumsInFloat32(op)) rowF32(op.kind === 'l2inner' ? l2InnerPair32 : p === 1 ? l1Pair32 : l2Pair32, at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else if (op.kind === 'l1') rowL1(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else if (op.kind === 'l2inner') rowInner(at, av, aStart, aEnd, bt, bv, bo, j0, jEnd, out, o, upper);
   else {

@@ -14,7 +14,7 @@ import {
   type WayOut,
 } from '../blocks/index.js';
 import { CancelledError, OptionError } from '../core/errors.js';
-import type { PcfOp } from './integrate.js';
+import { sumsInFloat32, type PcfOp } from './integrate.js';
 import type { PcfSet } from './pcfSet.js';
 
 /** Default of the `memory` option: 512 MiB for block buffers and writes in flight. */
@@ -83,8 +83,7 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
   const inputs = await hashParts(r.cols === r.rows ? parts(r.rows) : [...parts(r.rows), ...parts(r.cols)]);
   // float32 results were computed in float64 and rounded before this version: naming the
   // arithmetic keeps a file begun that way from being finished the other way.
-  const inFloat32 = r.dtype === 'float32' && (r.op.kind !== 'lp' || r.op.p === 1 || r.op.p === 2);
-  const arithmetic = inFloat32 ? 'float32 computed in float32' : r.dtype;
+  const arithmetic = r.dtype === 'float32' && sumsInFloat32(r.op) ? 'float32 computed in float32' : r.dtype;
   const options = `${r.fnName} ${opText(r.op)}, ${arithmetic}, ${r.layout} layout of shape [${layout.shape.join(', ')}]`;
   const bytesOf = (kind: FileLayout, dtype: FloatDType) => npyFileLayout(kind, dtype, r.rows.count, r.cols.count, shape).bytes;
   return NpyFileSink.open({
