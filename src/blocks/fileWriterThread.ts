@@ -13,10 +13,9 @@ import type { BlockInfo } from './blockScheduler.js';
 import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
-import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
 import { writeWholeSync } from './positionalWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
-import { CompleteStart } from './writeTiles.js';
+import { StartRelease } from './startRelease.js';
 
 /** What the thread starts with. */
 export interface FileWriterInit {
@@ -91,23 +90,7 @@ function serve(init: FileWriterInit): void {
   let allocated = 0;
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
-  const start = new CompleteStart(tileBlocks, init.completeBefore);
-  let released = 0;
-  // Until the release is ready (an import and a WASI instance), pages stay cached.
-  let release: PageCacheRelease | undefined;
-  if (init.releasePath !== undefined && init.completeBefore.length === tileBlocks.length + 1) {
-    void pageCacheRelease(init.releasePath).then((r) => {
-      release = r;
-    });
-  }
-  /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew. */
-  const written = (tile: StagedTile): void => {
-    const complete = start.written(tile.id, tile.blocks.length);
-    if (release === undefined || complete <= released) return;
-    // Each call also covers what the one before left: pages still dirty or in writeback then.
-    released = complete;
-    release(0, complete);
-  };
+  const start = new StartRelease(tileBlocks, init.completeBefore, init.releasePath);
 
   const answer = (a: WriterAnswer) => port.postMessage(a);
   const failure = (e: unknown): WriterAnswer['error'] => ({ logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) });
@@ -118,7 +101,7 @@ function serve(init: FileWriterInit): void {
     try {
       if (!failed) {
         writeTile(fd, layout, tile);
-        written(tile);
+        start.written(tile);
       }
       answer(failed ? { settled: tile.blocks, error: { logic: false, message: 'an earlier block failed' } } : { settled: tile.blocks });
     } catch (e) {

@@ -17,11 +17,10 @@ import { stagedElements, stagedRuns, type StagedRun } from './blockStaging.js';
 import { stageInSteps } from './eventLoopSteps.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
-import { pageCacheRelease, type PageCacheRelease } from './pageCache.js';
 import type { writePositional } from './positionalWrites.js';
 import { steppedWrites } from './steppedWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
-import { CompleteStart } from './writeTiles.js';
+import { StartRelease } from './startRelease.js';
 
 /** A tile and what still holds it: blocks being staged into it, and whether more may join. */
 interface Tile extends StagedTile {
@@ -73,9 +72,7 @@ export class MainThreadFileWriter implements FileWriter {
   #drains = 0;
   #discarding = false;
   #stopped = false;
-  readonly #start: CompleteStart;
-  #released = 0;
-  #release: PageCacheRelease | undefined;
+  readonly #start: StartRelease;
 
   /** @param write how tiles are written; default a {@link steppedWrites} of this writer's own. */
   constructor(options: FileWriterOptions, write: TileWriting = steppedWrites()) {
@@ -85,14 +82,7 @@ export class MainThreadFileWriter implements FileWriter {
     this.#tileBlocks = options.tiles?.tileBlocks ?? new Int32Array(0);
     this.#tileBytes = Math.max(1, options.stagingElements) * options.layout.elementBytes;
     this.#stagingBytes = options.stagingBytes ?? 2 * this.#tileBytes;
-    const completeBefore = options.tiles?.completeBefore ?? new Float64Array(0);
-    this.#start = new CompleteStart(this.#tileBlocks, completeBefore);
-    // Until the release is ready (an import and a WASI instance), pages stay cached.
-    if (options.releasePath !== undefined && completeBefore.length === this.#tileBlocks.length + 1) {
-      void pageCacheRelease(options.releasePath).then((release) => {
-        this.#release = release;
-      });
-    }
+    this.#start = new StartRelease(this.#tileBlocks, options.tiles?.completeBefore ?? new Float64Array(0), options.releasePath);
   }
 
   /** The first failure (a write error, a block that broke the layout's rules), if any. */
@@ -227,7 +217,7 @@ export class MainThreadFileWriter implements FileWriter {
     this.#write(this.#options.fd, tileWrites(this.#options.layout, tile)).then(
       () => {
         this.#writing--;
-        this.#written(tile);
+        this.#start.written(tile);
         this.#settle(tile, true);
       },
       (error: unknown) => {
@@ -249,15 +239,6 @@ export class MainThreadFileWriter implements FileWriter {
     }
     this.#freed.shift()?.();
     if (this.#unsettled.size === 0) for (const resolve of this.#drained.splice(0)) resolve();
-  }
-
-  /** Counts `tile`'s blocks as written; drops the file's complete start from the page cache when it grew. */
-  #written(tile: Tile): void {
-    const complete = this.#start.written(tile.id, tile.blocks.length);
-    if (this.#release === undefined || complete <= this.#released) return;
-    // Each call also covers what the one before left: pages still dirty or in writeback then.
-    this.#released = complete;
-    this.#release(0, complete);
   }
 
   /** Records the first failure; puts waiting for a buffer wake up to throw it. */
