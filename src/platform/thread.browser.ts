@@ -14,12 +14,12 @@
  * - Nothing keeps a page alive, so `ref` and `unref` do nothing.
  */
 
-/** Marks a thread whose modules load through tsx: never, in a browser. */
-export const TSX_LOADED = Symbol.for('pxl.tsx');
-
-/** tsx exists only in Node: a browser thread never loads it. */
-export function tsxUrl(): string {
-  return '';
+/**
+ * A page has no tsx: kernel modules in TypeScript must be served compiled to JavaScript.
+ * @throws (rejects) Error always.
+ */
+export async function registerTypeScript(): Promise<void> {
+  throw new Error('a browser cannot import a TypeScript module: serve the kernel module compiled to JavaScript (.js)');
 }
 
 /** The URL of the thread entry `name` beside `base` (the caller's `import.meta.url`): `name.js` in the bundle. */

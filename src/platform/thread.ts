@@ -11,14 +11,26 @@ import { pathToFileURL } from 'node:url';
 import { MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort, type WorkerOptions } from 'node:worker_threads';
 
 /** Marks a thread whose modules load through tsx, so it can import `.ts` kernel modules as well. */
-export const TSX_LOADED = Symbol.for('pxl.tsx');
+const TSX_LOADED = Symbol.for('pxl.tsx');
 
 let tsxApi: string | undefined;
 
 /** The URL of tsx's ESM `register()` API, resolved on first use. */
-export function tsxUrl(): string {
+function tsxUrl(): string {
   tsxApi ??= pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
   return tsxApi;
+}
+
+/**
+ * Registers tsx in the calling thread, once, so that import() takes TypeScript modules too: kernel
+ * modules a user writes in TypeScript, on the host and in every core.
+ */
+export async function registerTypeScript(): Promise<void> {
+  const g = globalThis as Record<symbol, unknown>;
+  if (g[TSX_LOADED] === true) return;
+  const { register } = (await import(tsxUrl())) as { register: () => unknown };
+  register();
+  g[TSX_LOADED] = true;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { MessagePort, ResourceLimits, Worker } from 'node:worker_threads';
 import { invariant } from '../../core/errors.js';
-import { MessageChannel, startThread, threadEntry, tsxUrl } from '../../platform/thread.js';
+import { MessageChannel, startThread, threadEntry } from '../../platform/thread.js';
 import * as L from './layout.js';
 import type { KernelInfo } from '../backend.js';
 import type { CoreInit, CoreToHost, HostToCore, PostedToCore } from './messages.js';
@@ -168,7 +168,6 @@ export class CorePool {
       modules: [...this.#modules],
       buffers: [...this.#buffers],
       epoch: Atomics.load(this.ctl, L.H_EPOCH),
-      tsxUrl: tsxUrl(),
     };
     const options = { workerData: init, transferList: [port2], ...(this.#limits === undefined ? {} : { resourceLimits: this.#limits }) };
     const worker = startThread(workerEntry, options);

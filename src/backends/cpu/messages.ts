@@ -42,6 +42,4 @@ export interface CoreInit {
   readonly buffers: readonly (readonly [number, SharedArrayBuffer])[];
   /** EPOCH when the core was started: `modules` and `buffers` hold every broadcast up to it. */
   readonly epoch: number;
-  /** URL of tsx's ESM API, registered before the first TypeScript module is imported. */
-  readonly tsxUrl: string;
 }

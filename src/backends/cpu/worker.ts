@@ -12,7 +12,7 @@ import { collectGarbage } from '../../platform/garbage.js';
 import { loadFailure, moduleKernels } from './moduleKernels.js';
 import * as L from './layout.js';
 import type { CoreInit, CoreToHost, PostedToCore } from './messages.js';
-import { portInbox, postToHost, threadData, TSX_LOADED } from '../../platform/thread.js';
+import { portInbox, postToHost, registerTypeScript, threadData } from '../../platform/thread.js';
 
 const init = (await threadData()) as CoreInit;
 const ctl = new Int32Array(init.ctl);
@@ -41,11 +41,7 @@ function post(msg: CoreToHost): void {
 }
 
 async function loadModule(id: number, url: string): Promise<KernelInfo[]> {
-  if (/\.[mc]?ts$/.test(new URL(url).pathname) && !(globalThis as Record<symbol, unknown>)[TSX_LOADED]) {
-    const { register } = (await import(init.tsxUrl)) as { register: () => unknown };
-    register();
-    (globalThis as Record<symbol, unknown>)[TSX_LOADED] = true;
-  }
+  if (/\.[mc]?ts$/.test(new URL(url).pathname)) await registerTypeScript();
   const ns = (await import(url)) as Record<string, unknown>;
   const { kernels, infos } = moduleKernels(ns);
   modules.set(id, kernels);

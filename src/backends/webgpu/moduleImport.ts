@@ -1,20 +1,10 @@
-import { TSX_LOADED } from '../../platform/thread.js';
+import { registerTypeScript } from '../../platform/thread.js';
 
 /**
  * The webgpu backend's import of a kernel module on the host, in Node: a TypeScript module loads
  * through tsx when plain Node refuses its extension. The browser bundle takes
  * moduleImport.browser.ts, a plain import(): a page loads what the server sends.
  */
-
-/** Registers tsx once so plain Node can import TypeScript kernel modules (test runners need not). */
-async function registerTypeScript(): Promise<void> {
-  const g = globalThis as Record<symbol, unknown>;
-  if (g[TSX_LOADED] === true) return;
-  const api = 'tsx/esm/api';
-  const { register } = (await import(api)) as { register: () => unknown };
-  register();
-  g[TSX_LOADED] = true;
-}
 
 /**
  * The namespace of the module at `url`.
