@@ -11,7 +11,7 @@ import {
   type BlockOp,
   type BufferSlot,
 } from '../src/blocks/index.js';
-import { CancelledError, OptionError } from '../src/core/errors.js';
+import { CancelledError, LogicError, OptionError } from '../src/core/errors.js';
 
 interface Storage {
   device: number;
@@ -19,7 +19,7 @@ interface Storage {
 }
 
 /** A host-only BlockOp computing f(i, j) = i * 1000 + j + 1, recording what happened in which order. */
-function recordingOp(options: { skipDiagAndAbove: boolean; failAt?: number; gate?: Promise<void> }) {
+function recordingOp(options: { skipDiagAndAbove: boolean; failAt?: number; gate?: Promise<void>; columns?: boolean }) {
   const events: string[] = [];
   const disposed: number[] = [];
   const byDevice = new Map<number, number[]>();
@@ -37,10 +37,11 @@ function recordingOp(options: { skipDiagAndAbove: boolean; failAt?: number; gate
         for (let c = 0; c < block.colCount; c++) {
           const i = block.rowFirst + r;
           const j = block.colFirst + c;
-          if (!options.skipDiagAndAbove || i > j) out[r * block.colCount + c] = i * 1000 + j + 1;
+          if (!options.skipDiagAndAbove || i > j) out[options.columns === true ? c * block.rowCount + r : r * block.colCount + c] = i * 1000 + j + 1;
         }
       }
     },
+    ...(options.columns === true && { outputLayout: () => 'columns' as const }),
     disposeStorage: (storage) => {
       disposed.push(storage.device);
     },
@@ -118,6 +119,27 @@ describe('runBlockPipeline', () => {
     });
     await expect(run).rejects.toBeInstanceOf(CancelledError);
     expect(events.filter((e) => e.startsWith('exec')).length).toBeLessThan(scheduler.blocks.length);
+    expect(disposed).toEqual([0]);
+  });
+
+  it("hands column-major blocks to the writer's writeColumns, across devices of both layouts", async () => {
+    const n = 31;
+    const scheduler = new BlockScheduler({ nRows: n, nCols: n, mode: 'lowerTriangle', maxOutputElements: 50 });
+    const rows = recordingOp({ skipDiagAndAbove: true });
+    const columns = recordingOp({ skipDiagAndAbove: true, columns: true });
+    const op = new MultiDeviceBlockOp([{ op: rows.op as BlockOp<unknown>, device: 0 }, { op: columns.op as BlockOp<unknown>, device: 0 }]);
+    const m = new DistanceMatrix(n);
+    await runBlockPipeline(op, scheduler, new DistanceMatrixWriter(m), { skip: 'lowerTriangleSkipDiag', devices: 2 });
+    expect(columns.byDevice.get(0)?.length).toBeGreaterThan(0);
+    for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) expect(m.get(i, j)).toBe(i * 1000 + j + 1);
+  });
+
+  it('rejects column-major blocks for a writer that takes rows only, and disposes storage', async () => {
+    const scheduler = new BlockScheduler({ nRows: 6, nCols: 6, mode: 'full', maxOutputElements: 9 });
+    const { op, disposed } = recordingOp({ skipDiagAndAbove: false, columns: true });
+    await expect(runBlockPipeline(op, scheduler, new DenseWriter(new DenseTensor([6, 6])), { skip: 'none' })).rejects.toThrow(
+      new LogicError('device 0 computed block 0 column-major, but the result writer takes rows only; make the op for a writer with writeColumns'),
+    );
     expect(disposed).toEqual([0]);
   });
 

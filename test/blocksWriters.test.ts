@@ -12,8 +12,11 @@ import type { FloatArray } from '../src/blocks/floatArray.js';
 /** A value that differs for every pair and is exact in float32, so scatter mistakes show. */
 const valueOf = (i: number, j: number) => i * 64 + j + 1;
 
-/** Runs a schedule the way the pipeline will: one reused buffer, cleared, filled where the mode computes. */
-function runSchedule(s: BlockScheduler, skip: TriangleSkipMode, writer: ResultWriter, buf: FloatArray): void {
+/**
+ * Runs a schedule the way the pipeline will: one reused buffer, cleared, filled where the mode
+ * computes, row-major or (`columns`) column-major.
+ */
+function runSchedule(s: BlockScheduler, skip: TriangleSkipMode, writer: ResultWriter, buf: FloatArray, columns = false): void {
   for (const b of s.blocks) {
     buf.fill(0, 0, b.rowCount * b.colCount);
     buf.fill(-999, b.rowCount * b.colCount); // beyond the block: must be ignored
@@ -21,10 +24,11 @@ function runSchedule(s: BlockScheduler, skip: TriangleSkipMode, writer: ResultWr
       for (let c = 0; c < b.colCount; c++) {
         const i = b.rowFirst + r;
         const j = b.colFirst + c;
-        if (computesPair(skip, i, j)) buf[r * b.colCount + c] = valueOf(i, j);
+        if (computesPair(skip, i, j)) buf[columns ? c * b.rowCount + r : r * b.colCount + c] = valueOf(i, j);
       }
     }
-    writer.write(b, buf);
+    if (columns) writer.writeColumns!(b, buf);
+    else writer.write(b, buf);
   }
 }
 
@@ -102,6 +106,20 @@ describe('result writers', () => {
     );
   });
 
+  it('scatter column-major blocks of a random lower-triangle schedule into a DistanceMatrix as a direct fill would', () => {
+    fc.assert(
+      fc.property(tallSchedule, ({ n, float32, ...o }) => {
+        const s = new BlockScheduler({ nRows: n, nCols: n, mode: 'lowerTriangle', ...o });
+        const out = new DistanceMatrix(n, float32 ? 'float32' : 'float64');
+        const buf = float32 ? new Float32Array(s.maxBlockElements + 3) : new Float64Array(s.maxBlockElements + 3);
+        runSchedule(s, 'lowerTriangleSkipDiag', new DistanceMatrixWriter(out), buf, true);
+        const direct = new DistanceMatrix(n);
+        for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) direct.condensed[n * j - (j * (j + 1)) / 2 + (i - j - 1)] = valueOf(i, j);
+        expect(Array.from(out.condensed)).toEqual(Array.from(direct.condensed));
+      }),
+    );
+  });
+
   it('scatter every block of a random lower-triangle schedule into a SymmetricMatrix as a direct fill would', () => {
     fc.assert(
       fc.property(schedule, ({ n, float32, ...o }) => {
@@ -145,6 +163,13 @@ describe('result writers', () => {
     expect(write).toThrow(
       'block 2 (rows [3, 5], cols [3, 5]) holds 0.5 at skipped entry (4, 4); a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0',
     );
+    // Column-major, (4, 4) is at c * rowCount + r = 1 * 3 + 1 as well; (3, 5) at 2 * 3 + 0.
+    expect(() => new DistanceMatrixWriter(new DistanceMatrix(9)).writeColumns(c, buf)).toThrow(
+      new LogicError('block 2 (rows [3, 5], cols [3, 5]) holds 0.5 at skipped entry (4, 4); a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0'),
+    );
+    const upper = new Float64Array(9);
+    upper[6] = 2;
+    expect(() => new DistanceMatrixWriter(new DistanceMatrix(9)).writeColumns(c, upper)).toThrow('holds 2 at skipped entry (3, 5)');
     // The same diagonal value is a legitimate kernel-matrix entry.
     expect(() => new SymmetricMatrixWriter(new SymmetricMatrix(9)).write(c, buf)).not.toThrow();
   });

@@ -10,6 +10,12 @@ import type { FloatArray } from './floatArray.js';
 export type BufferSlot = 0 | 1;
 
 /**
+ * How a block's results lie in its output buffer: `'rows'`, row-major (pair (rowFirst + r,
+ * colFirst + c) at `r * colCount + c`), or `'columns'`, column-major (at `c * rowCount + r`).
+ */
+export type BlockLayout = 'rows' | 'columns';
+
+/**
  * A pairwise operation as the block pipeline sees it, generic over `Storage`: whatever the
  * operation keeps per device (input data, two result buffers, bound kernels).
  *
@@ -43,9 +49,16 @@ export interface BlockOp<Storage> {
    * Computes one block into `outputBuffer(storage, slot)`, row-major: pair (rowFirst + r,
    * colFirst + c) at `r * block.colCount + c`. Pairs the operation's triangle skip mode leaves out
    * must stay 0, which the result writers check. Resolves once the buffer holds the results;
-   * rejects (never throws synchronously) on failure.
+   * rejects (never throws synchronously) on failure. With `outputLayout` `'columns'` the buffer
+   * holds the block column-major instead.
    */
   execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void>;
+
+  /**
+   * The layout of this storage's results; default `'rows'`. An op returns `'columns'` only when
+   * the result writer it was made for has `writeColumns`.
+   */
+  outputLayout?(storage: Storage): BlockLayout;
 
   /** Releases what `initStorage` allocated. */
   disposeStorage?(storage: Storage): void | Promise<void>;

@@ -1,4 +1,4 @@
-import { CancelledError } from '../core/errors.js';
+import { CancelledError, LogicError } from '../core/errors.js';
 import type { BlockOp, BufferSlot } from './blockOp.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { clearInSteps } from './eventLoopSteps.js';
@@ -55,7 +55,10 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
   const take = (): BlockInfo | undefined => (stopped() ? undefined : blocks[next++]);
   // A writer's promise holds this device until the buffer slot may be reused: the backpressure hook.
   const scatter = async (storage: S, block: BlockInfo, slot: BufferSlot, device: number): Promise<void> => {
-    await writer.write(block, op.outputBuffer(storage, slot));
+    const buf = op.outputBuffer(storage, slot);
+    if (op.outputLayout?.(storage) !== 'columns') await writer.write(block, buf);
+    else if (writer.writeColumns !== undefined) await writer.writeColumns(block, buf);
+    else throw new LogicError(`device ${device} computed block ${block.index} column-major, but the result writer takes rows only; make the op for a writer with writeColumns`);
     blocksDone++;
     pairsDone += pairsInBlock(options.skip, block);
     options.onProgress?.({ blocksDone, blocksTotal: blocks.length, pairsDone, pairsTotal, device });

@@ -17,7 +17,7 @@ export { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from './resu
 export type { ResultWriter } from './resultWriter.js';
 export { maxSubsetElements, offsetData, offsetDataFrom, subset } from './offsetData.js';
 export type { ChannelArray, ChannelCtor, ChannelsOf, OffsetData } from './offsetData.js';
-export type { BlockOp, BufferSlot } from './blockOp.js';
+export type { BlockLayout, BlockOp, BufferSlot } from './blockOp.js';
 export { DeviceStorage } from './deviceStorage.js';
 export type { DeviceMemory, DeviceStorageSpec } from './deviceStorage.js';
 export { runBlockPipeline } from './blockPipeline.js';

@@ -5,7 +5,7 @@
  * takes more blocks, as masspcf spreads blocks over several GPUs.
  */
 import { OptionError } from '../core/errors.js';
-import type { BlockOp, BufferSlot } from './blockOp.js';
+import type { BlockLayout, BlockOp, BufferSlot } from './blockOp.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import type { FloatArray } from './floatArray.js';
 
@@ -70,6 +70,10 @@ export class MultiDeviceBlockOp implements BlockOp<MultiDeviceStorage> {
 
   execBlock(storage: MultiDeviceStorage, block: BlockInfo, slot: BufferSlot): Promise<void> {
     return storage.op.execBlock(storage.storage, block, slot);
+  }
+
+  outputLayout(storage: MultiDeviceStorage): BlockLayout {
+    return storage.op.outputLayout?.(storage.storage) ?? 'rows';
   }
 
   async disposeStorage(storage: MultiDeviceStorage): Promise<void> {

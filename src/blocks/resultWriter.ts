@@ -27,6 +27,13 @@ export interface ResultWriter {
    * computation left a non-zero value where the output keeps nothing.
    */
   write(block: BlockInfo, buf: FloatArray): void | Promise<void>;
+
+  /**
+   * As {@link ResultWriter.write}, for a buffer that holds the block column-major: the value of
+   * pair (rowFirst + r, colFirst + c) at `c * rowCount + r`. A writer has it where that layout is
+   * the cheaper one to scatter; a device that can compute in either layout then uses it.
+   */
+  writeColumns?(block: BlockInfo, buf: FloatArray): void | Promise<void>;
 }
 
 function blockName(block: BlockInfo): string {
@@ -83,6 +90,8 @@ function checkSkippedZero(block: BlockInfo, buf: FloatArray, skip: 0 | 1, rule: 
   }
 }
 
+const DISTANCE_MATRIX_RULE = 'a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0';
+
 /** Block rows a DistanceMatrixWriter moves per pass over the block's columns. */
 const TRANSPOSE_TILE = 32;
 
@@ -104,10 +113,9 @@ export class DistanceMatrixWriter implements ResultWriter {
 
   /** @throws {LogicError} as {@link ResultWriter.write}; the diagonal and upper triangle must be exactly 0. */
   write(block: BlockInfo, buf: FloatArray): void {
-    const rule = 'a DistanceMatrix keeps only entries with i > j, so the kernel must leave the diagonal and the upper triangle at 0';
     const n = this.#target.n;
     checkBlock(block, buf, n, n);
-    checkSkippedZero(block, buf, 1, rule);
+    checkSkippedZero(block, buf, 1, DISTANCE_MATRIX_RULE);
     const storage = this.#target.condensed;
     const { rowFirst, rowCount, colFirst, colCount } = block;
     // A column of a block is read with a stride of a whole block row; in tiles of TRANSPOSE_TILE
@@ -123,6 +131,31 @@ export class DistanceMatrixWriter implements ResultWriter {
         let at = condensedAt(n, j, rowFirst + r0);
         for (let r = r0; r < rowEnd; r++, at++) storage[at] = buf[r * colCount + c] as number;
       }
+    }
+  }
+
+  /**
+   * A column-major block: the kept part of each block column is one run in the buffer and in the
+   * condensed order, so it moves as one `set`, where a row-major block is a transpose whose writes
+   * miss the cache (5.4 ns a pair for GPU blocks of side 724 at N = 16,000, against the GPU's 9).
+   *
+   * @throws {LogicError} as {@link ResultWriter.write}.
+   */
+  writeColumns(block: BlockInfo, buf: FloatArray): void {
+    const n = this.#target.n;
+    checkBlock(block, buf, n, n);
+    const storage = this.#target.condensed;
+    const { rowFirst, rowCount, colFirst, colCount } = block;
+    for (let c = 0; c < colCount; c++) {
+      const j = colFirst + c;
+      const column = c * rowCount;
+      // Rows r < r0 hold (i, j) with i <= j, which the condensed order does not keep.
+      const r0 = Math.min(Math.max(j + 1 - rowFirst, 0), rowCount);
+      for (let r = 0; r < r0; r++) {
+        const v = buf[column + r] as number;
+        if (v !== 0) throw new LogicError(`${blockName(block)} holds ${v} at skipped entry (${rowFirst + r}, ${j}); ${DISTANCE_MATRIX_RULE}`);
+      }
+      if (r0 < rowCount) storage.set(buf.subarray(column + r0, column + rowCount), condensedAt(n, j, rowFirst + r0));
     }
   }
 }

@@ -1,7 +1,7 @@
 // The blocks' modules one by one, not their index: the index also holds the file sinks, which a browser bundle must leave out.
 import { DeviceStorage } from '../blocks/deviceStorage.js';
 import { maxOutputElementsFor } from '../blocks/outputBudget.js';
-import type { BlockInfo, BlockOp, BlockScheduler, BufferSlot, TriangleSkipMode } from '../blocks/index.js';
+import type { BlockInfo, BlockLayout, BlockOp, BlockScheduler, BufferSlot, TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
@@ -62,8 +62,10 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
   readonly #cols: DevicePcfSet<'float32'>;
   readonly #kernel: { kernel: string; p: number };
   readonly #skip: number;
+  readonly #layout: BlockLayout;
 
-  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode) {
+  /** @param layout how blocks lie in the output buffers: `'columns'` only for a result writer with `writeColumns`. */
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode, layout: BlockLayout = 'rows') {
     this.#ctx = ctx;
     this.#workspace = workspace;
     this.#jobs = jobs;
@@ -71,6 +73,7 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
     this.#cols = cols;
     this.#kernel = gpuKernelFor(op);
     this.#skip = SKIP_CODE[skip];
+    this.#layout = layout;
   }
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
@@ -91,10 +94,17 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
     return storage.outputBuffer(slot);
   }
 
+  outputLayout(): BlockLayout {
+    return this.#layout;
+  }
+
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
     const pairs = block.rowCount * block.colCount;
     const map = storage.launch(pairs);
-    const params: GpuBlockParams = { rowFirst: block.rowFirst, colFirst: block.colFirst, colCount: block.colCount, p: this.#kernel.p, skip: this.#skip, upper: FLOAT32_MAX };
+    const params: GpuBlockParams = {
+      rowFirst: block.rowFirst, colFirst: block.colFirst, rowCount: block.rowCount, colCount: block.colCount,
+      columns: this.#layout === 'columns' ? 1 : 0, p: this.#kernel.p, skip: this.#skip, upper: FLOAT32_MAX,
+    };
     const r = this.#rows;
     const c = this.#cols;
     const out = new NDArray(storage.out[slot], 'float32', [pairs]);

@@ -3,7 +3,8 @@
  * WGSL, in float32, one kernel per integrand (L1, L2, integer p, real p, L2 inner product). One task is one pair of a block, so a block of r x c pairs is one launch of
  * r * c invocations (a GPU wants many more threads than a CPU has cores); task t is pair
  * (rowFirst + t / colCount, colFirst + t % colCount) and writes out[t], which is the block's
- * row-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
+ * row-major layout, or with `columns` 1 pair (rowFirst + t % rowCount, colFirst + t / rowCount),
+ * the column-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
  * never leaks an earlier block's value. An Lp pair whose float32 sum lost range (an overflow, or
  * terms that underflowed) is recomputed in the same invocation in the scaled form of
  * wgslLpRange.ts; the others keep the plain sum, so ordinary results are what they were.
@@ -18,7 +19,10 @@ export type GpuIntegrand = 'l1' | 'l2' | 'lp_int' | 'lp_real' | 'l2inner';
 export interface GpuBlockParams {
   readonly rowFirst: number;
   readonly colFirst: number;
+  readonly rowCount: number;
   readonly colCount: number;
+  /** 1: the block's results column-major; 0: row-major. */
+  readonly columns: number;
   readonly p: number;
   readonly skip: number;
   readonly upper: number;
@@ -77,9 +81,17 @@ ${root === undefined ? '' : lpRangeDeclarations(root)}`;
 
 const body = /* wgsl */ `
   let t = task_idx();
-  let r = t / params.colCount;
+  var r: u32;
+  var c: u32;
+  if (params.columns == 1u) {
+    c = t / params.rowCount;
+    r = t - c * params.rowCount;
+  } else {
+    r = t / params.colCount;
+    c = t - r * params.colCount;
+  }
   let i = params.rowFirst + r;
-  let j = params.colFirst + (t - r * params.colCount);
+  let j = params.colFirst + c;
   if ((params.skip == 1u && j >= i) || (params.skip == 2u && j > i)) {
     out[out_offset + t] = 0.0;
     return;
@@ -131,7 +143,7 @@ function blockKernel(kind: GpuIntegrand) {
         colValues: 'array<f32>',
         colOffsets: 'array<u32>',
         out: 'array<f32, read_write>',
-        params: { rowFirst: 'u32', colFirst: 'u32', colCount: 'u32', p: 'f32', skip: 'u32', upper: 'f32' },
+        params: { rowFirst: 'u32', colFirst: 'u32', rowCount: 'u32', colCount: 'u32', columns: 'u32', p: 'f32', skip: 'u32', upper: 'f32' },
       },
       declarations: declarations(kind),
       body,
