@@ -60,6 +60,16 @@ export interface BlockOp<Storage> {
    */
   outputLayout?(storage: Storage): BlockLayout;
 
+  /**
+   * Elements a device's output buffer holds for one launch, when the device runs several
+   * neighbouring blocks as one (a GPU, whose launches want many more pairs than a CPU core's
+   * blocks hold). The pipeline then may hand `execBlock` the rectangle of blocks that lie side by
+   * side in the direction `outputLayout` makes their results contiguous: one row band's blocks,
+   * left to right, for `'columns'`; one column band's, top to bottom, for `'rows'`. Left out or
+   * at most `maxBlockElements`: one block per launch.
+   */
+  batchElements?(storage: Storage): number;
+
   /** Releases what `initStorage` allocated. */
   disposeStorage?(storage: Storage): void | Promise<void>;
 }

@@ -76,6 +76,10 @@ export class MultiDeviceBlockOp implements BlockOp<MultiDeviceStorage> {
     return storage.op.outputLayout?.(storage.storage) ?? 'rows';
   }
 
+  batchElements(storage: MultiDeviceStorage): number {
+    return storage.op.batchElements?.(storage.storage) ?? 0;
+  }
+
   async disposeStorage(storage: MultiDeviceStorage): Promise<void> {
     await storage.op.disposeStorage?.(storage.storage);
   }

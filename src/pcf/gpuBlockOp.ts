@@ -63,9 +63,14 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
   readonly #kernel: { kernel: string; p: number };
   readonly #skip: number;
   readonly #layout: BlockLayout;
+  readonly #batchElements: number;
 
-  /** @param layout how blocks lie in the output buffers: `'columns'` only for a result writer with `writeColumns`. */
-  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode, layout: BlockLayout = 'rows') {
+  /**
+   * @param layout how blocks lie in the output buffers: `'columns'` only for a result writer with `writeColumns`.
+   * @param batchElements pairs one launch may hold when the pipeline hands it several blocks as one
+   *   (at most MaxTaskCount); 0: one block per launch.
+   */
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet<'float32'>, cols: DevicePcfSet<'float32'>, op: PcfOp, skip: TriangleSkipMode, layout: BlockLayout = 'rows', batchElements = 0) {
     this.#ctx = ctx;
     this.#workspace = workspace;
     this.#jobs = jobs;
@@ -74,10 +79,11 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
     this.#kernel = gpuKernelFor(op);
     this.#skip = SKIP_CODE[skip];
     this.#layout = layout;
+    this.#batchElements = Math.min(MaxTaskCount, batchElements);
   }
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
-    const elements = Math.max(1, scheduler.maxBlockElements);
+    const elements = Math.max(1, scheduler.maxBlockElements, this.#batchElements);
     const job = this.#jobs[device]!;
     const ws = this.#workspace;
     const kernel = this.#kernel.kernel;
@@ -96,6 +102,10 @@ export class GpuPcfBlockOp implements BlockOp<Storage> {
 
   outputLayout(): BlockLayout {
     return this.#layout;
+  }
+
+  batchElements(): number {
+    return this.#batchElements;
   }
 
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {

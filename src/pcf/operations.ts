@@ -8,7 +8,7 @@ import { DenseWriter, DistanceMatrixWriter, SymmetricMatrixWriter } from '../blo
 import { maxOutputElementsFor } from '../blocks/outputBudget.js';
 import { MultiDeviceBlockOp } from '../blocks/multiDeviceBlockOp.js';
 import { runBlockPipeline } from '../blocks/blockPipeline.js';
-import type { BlockMode, BlockOp, BlockProgress, FloatDType, ResultWriter, TriangleSkipMode } from '../blocks/index.js';
+import type { BlockLayout, BlockMode, BlockOp, BlockProgress, FloatDType, ResultWriter, TriangleSkipMode } from '../blocks/index.js';
 import { CancelledError, OptionError } from '../core/errors.js';
 import { checkOneOf } from '../core/validate.js';
 import { MaxSquareSide, MaxTaskCount } from '../pxl/launchPlan.js';
@@ -171,6 +171,17 @@ const GPU_SPLITS = 2;
 const GPU_MIN_BLOCK_SIDE = 256;
 /** Block side floor for a result streamed to a file: rows of 8 KiB per write in float64. */
 const FILE_MIN_BLOCK_SIDE = 1024;
+
+/**
+ * How GPU blocks lie in their buffers, and how many pairs a launch of several may hold: for a
+ * writer that takes column-major blocks (a DistanceMatrix), that layout, whose blocks side by
+ * side in a row band are contiguous, so a launch takes as many as the budgets allow (blocks cut
+ * for many CPU cores are small for a GPU); else row-major blocks, one a launch.
+ */
+function gpuLayout(writer: ResultWriter, ctx: Context, memoryCap: number, maxOutputElements: number | undefined): [BlockLayout, number] {
+  if (writer.writeColumns === undefined) return ['rows', 0];
+  return ['columns', Math.min(gpuOutputBudget(ctx.availableMemSize), memoryCap, maxOutputElements ?? Infinity)];
+}
 
 /**
  * Pairwise Lp distances between the PCFs of X, condensed in scipy's order (the vector
@@ -369,7 +380,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
       const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype, r.workspace.buffers);
       if (colData !== rowData) r.uploads.push(...colData.pointers);
       r.op = gpu
-        ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip, writer.writeColumns === undefined ? 'rows' : 'columns')
+        ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip, ...gpuLayout(writer, r.ctx, memoryCap, options.maxOutputElements))
         : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData, colData, op, skip, dtype, rows.dtype);
     }
     const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
