@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -198,11 +198,30 @@ describe('--cores and --device', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/, computed on 1 CPU core\n$/);
     expect(rows(new Uint8Array(await readFile(at('one.npy'))))).toEqual(SQUARE);
-    const three = await pxl(['pdist', at('known.json'), '-o', at('three.npy'), '--cores', '3']);
-    expect(three.stderr).toMatch(/, computed on 3 CPU cores\n$/);
-    const info = await pxl(['info', '--cores', '3', '--json']);
+    const all = availableParallelism();
+    const most = await pxl(['pdist', at('known.json'), '-o', at('all.npy'), '--cores', String(all)]);
+    expect(most.stderr).toMatch(new RegExp(`, computed on ${all} CPU cores?\\n$`));
+    const info = await pxl(['info', '--cores', '1', '--json']);
     expect(info.code).toBe(0);
-    expect(JSON.parse(info.stdout.text).cpu.cores).toBe(3);
+    expect(JSON.parse(info.stdout.text).cpu.cores).toBe(1);
+  });
+
+  it('refuses --cores that is not a whole number from 1 to the cores of this machine, on every command that takes it', async () => {
+    const all = availableParallelism();
+    const message = `expected a whole number of CPU cores from 1 to ${all}, the cores of this machine (leave out --cores to use all of them).`;
+    const commands = [
+      ['pdist', at('known.json'), '-o', at('x.npy')],
+      ['cdist', at('known.json'), at('known.json'), '-o', at('x.npy')],
+      ['l2-kernel', at('known.json'), '-o', at('x.npy')],
+      ['info'],
+      ['worker', '--nats', 'nats://127.0.0.1:1'],
+    ];
+    for (const command of commands) {
+      for (const cores of ['0', '-1', '1.5', String(all + 1), '999']) {
+        const r = await pxl([...command, `--cores=${cores}`]);
+        expect({ command, cores, code: r.code, stderr: r.stderr }).toEqual({ command, cores, code: 2, stderr: `pxl: option '--cores <n>' argument '${cores}' is invalid. ${message}\n(add --help for usage)\n` });
+      }
+    }
   });
 
   it('refuses --cores with --device gpu, --dtype float64 with a GPU, --cores 0, and --cores or --device with --nats', async () => {
@@ -217,7 +236,7 @@ describe('--cores and --device', () => {
     }
     const zero = await pxl(['l2-kernel', at('known.json'), '-o', at('x.npy'), '--cores', '0']);
     expect(zero.code).toBe(2);
-    expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected an integer >= 1.");
+    expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected a whole number of CPU cores from 1 to");
     const device = await pxl(['pdist', at('known.json'), '-o', at('x.npy'), '--device', 'tpu']);
     expect(device.code).toBe(2);
     expect(device.stderr).toContain('Allowed choices are cpu, gpu, all.');
@@ -295,6 +314,8 @@ describe('help texts', () => {
       expect(text).toContain('(choices: "cpu", "gpu", "all", default: "cpu")');
       expect(text).toContain('--format <format> format of OUTPUT, needed with -o -');
     }
+    expect(await help('worker')).toContain('--nats <url> required: the NATS server');
+    for (const command of ['pdist', 'cdist', 'l2-kernel', 'info', 'worker']) expect(await help(command)).toContain(`at most all ${availableParallelism()} of this machine (default: all)`);
     const random = await help('random-pcfs');
     expect(random).toContain('--n <n> required: number of PCFs');
     expect(random).toContain('--points <m> required: breakpoints per PCF');
