@@ -264,6 +264,32 @@ describe('--cores and --device', () => {
   });
 });
 
+describe.runIf(gpu.run)("the GPU libraries' own messages", () => {
+  // Dawn and the drivers print to fd 2 while pxl looks for an adapter (on llvmpipe at least
+  // "maxDynamicUniformBuffersPerPipelineLayout artificially reduced ..."). Each command runs in a
+  // process of its own whose stderr is a pipe to `cat`, as in a terminal pipeline.
+  const stderrOf = async (args: readonly string[]): Promise<string> => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const env = { ...process.env, PXL_DEBUG: '', NODE: process.execPath, BIN };
+    const { stdout } = await promisify(execFile)('sh', ['-c', `"$NODE" "$BIN" ${args.join(' ')} 2>&1 >/dev/null | cat`], { env, timeout: 60_000 });
+    return stdout;
+  };
+
+  it('stay off the terminal with --device gpu or all, and --verbose lets them through', async () => {
+    const found = JSON.parse((await pxl(['info', '--device', 'gpu', '--json'])).stdout.text) as { gpu: { device: string } };
+    const input = at('known.json');
+    for (const command of [`pdist ${input} -o ${at('v.npy')} -q`, `cdist ${input} ${input} -o ${at('v.npy')} -q`, `l2-kernel ${input} -o ${at('v.npy')} -q`, 'info']) {
+      for (const device of ['gpu', 'all']) {
+        const args = [...command.split(' '), '--device', device];
+        expect({ args, stderr: await stderrOf(args) }).toEqual({ args, stderr: '' });
+        // Dawn's OpenGL backend always reports the limits it lowers; other backends may say nothing.
+        if (found.gpu.device.includes('OpenGL')) expect(await stderrOf([...args, '--verbose'])).toContain('artificially reduced');
+      }
+    }
+  }, 120_000);
+});
+
 describe('pxl info', () => {
   it('prints versions, cores, memory, and does not look for a GPU unless asked', async () => {
     const r = await pxl(['info']);

@@ -60,6 +60,9 @@ export const coresOption = (description = `CPU cores to compute on, one worker t
   new Option('--cores <n>', description).argParser(coresParser);
 /** --device: where the blocks run, among `choices`. */
 export const deviceOption = (choices: readonly string[], description: string): Option => new Option('--device <device>', description).choices(choices).default('cpu');
+/** --verbose where a command may look for a GPU: Dawn and the drivers print to stderr as they load. */
+const GPU_VERBOSE = 'show what the GPU libraries (Dawn, Vulkan, EGL, Mesa) print while pxl looks for a GPU, which pxl otherwise keeps off a terminal or pipe (PXL_DEBUG=1 does the same)';
+const verboseOption = (): Option => new Option('--verbose', `with --device gpu or all: ${GPU_VERBOSE}`);
 const pairwiseDevice = (): Option => deviceOption(['cpu', 'gpu', 'all'], 'cpu: the CPU cores; gpu: the GPU through WebGPU (float32; needs the optional webgpu package); all: CPU cores and GPU together, each taking the next block when free');
 /** The NATS connection options of the pairwise commands (with --nats) and of `pxl worker`. */
 export const natsOptions = (): Option[] => [
@@ -111,6 +114,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (input: string, options: PdistOptions) => (await import('./pairwiseCommand.js')).pdistCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('cdist')
@@ -127,6 +131,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (x: string, y: string, options: Omit<CdistCliOptions, 'pGiven'>, command: Command) => (await import('./pairwiseCommand.js')).cdistCommand(env, x, y, { ...options, pGiven: command.getOptionValueSource('p') === 'cli' })), clusterOptions());
 
   addOptions(program.command('l2-kernel')
@@ -141,6 +146,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (input: string, options: L2KernelOptions) => (await import('./pairwiseCommand.js')).l2KernelCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('worker')
@@ -150,7 +156,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(new Option('--device <device>', 'where blocks run: cpu (--cores cores); gpu (WebGPU; float32 runs only); all: both, each taking the next block when free, the GPU leaving float64 and kernel-module runs to the cores').choices(['cpu', 'gpu', 'all']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
     .addOption(new Option('--modules <list>', 'kernel modules whose BlockOps this worker runs, comma-separated package names or paths, spelled as coordinators name them (default: built-in operations only)'))
-    .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
+    .addOption(new Option('--verbose', `also log each block as it starts and is delivered, and with --device gpu or all ${GPU_VERBOSE}`))
     .addOption(quietOption('log lines on stderr'))
     .action(async (options: WorkerCliOptions) => (await import('./workerCommand.js')).workerCommand(env, options)), natsOptions());
 
@@ -185,6 +191,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(coresOption(`count a CPU Context of this many cores, as --cores makes for pdist, cdist and l2-kernel, at most all ${availableParallelism()} of this machine (default: all)`))
     .addOption(deviceOption(['cpu', 'gpu', 'all'], 'cpu: report the CPU cores only; gpu or all: also look for a GPU through WebGPU (this loads Dawn and the drivers); gpu skips the CPU'))
     .addOption(new Option('--json', 'print one JSON document instead of lines'))
+    .addOption(verboseOption())
     .action(async (options: InfoOptions) => (await import('./infoCommand.js')).infoCommand(env, options));
 
   program.command('web')

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
 import { checkMemory } from '../blocks/capacityCheck.js';
+import { showDawnOutput } from '../backends/webgpu/dawnOutput.js';
 import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
@@ -98,6 +99,7 @@ interface PairwiseJob<T> {
 async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: readonly string[], read: (dtype: FloatDType) => Promise<PairwiseJob<T>>): Promise<void> {
   const timeline = commandTimeline(env.io.stderr);
   timeline.mark('command started');
+  if (options.verbose === true) showDawnOutput();
   const plan = await prepare(options, inputs);
   timeline.mark('options checked');
   const { format, dtype, toStdout, inMemory } = plan;
