@@ -143,6 +143,23 @@ describe('standard input and output', () => {
     expect(JSON.parse(r.stdout.text)).toEqual(SQUARE);
   });
 
+  it('reads .npz from standard input, as random-pcfs -o - --format npz writes it (child processes, pipes)', async () => {
+    const source = child(['random-pcfs', '--n', '30', '--points', '5', '--seed', '3', '-o', '-', '--format', 'npz', '-q']);
+    const piped = child(['pdist', '-', '-o', at('piped-npz.npy'), '-q'], source.stdout);
+    expect((await source.done).code).toBe(0);
+    expect(await piped.done).toMatchObject({ code: 0, stderr: '' });
+    await run(['random-pcfs', '--n', '30', '--points', '5', '--seed', '3', '-o', at('random-npz.npz'), '-q'], { interceptSigint: false });
+    expect((await pxl(['pdist', at('random-npz.npz'), '-o', at('file-npz.npy'), '-q'])).code).toBe(0);
+    expect(await readFile(at('piped-npz.npy'))).toEqual(await readFile(at('file-npz.npy')));
+    const broken = await pxl(['pdist', '-', '-o', at('broken.npy')], new Uint8Array((await readFile(at('random-npz.npz'))).subarray(0, 300)));
+    expect(broken).toMatchObject({ code: 1, stderr: 'pxl: standard input: malformed zip archive: invalid zip data\n' });
+  });
+
+  it('says so when standard input is empty', async () => {
+    const r = await pxl(['pdist', '-', '-o', at('empty.npy')], new Uint8Array(0));
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: 'pxl: standard input: is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -\n' });
+  });
+
   it('names standard input in the errors of its JSON', async () => {
     const r = await pxl(['pdist', '-', '-o', '-', '--format', 'json'], new TextEncoder().encode('[[[0, 1], [2, 0]]'));
     expect(r.code).toBe(1);

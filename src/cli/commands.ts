@@ -103,7 +103,7 @@ function parsePort(value: string): number {
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
-    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads JSON from standard input')
+    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads either from standard input')
     .addOption(outputOption())
     .addOption(formatOption())
     .addOption(pOption())
@@ -119,7 +119,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
 
   addOptions(program.command('cdist')
     .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
-    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape); - reads JSON from standard input')
+    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape); - reads either from standard input')
     .argument('<y>', 'PCF file, as X (- as both X and Y: X against itself)')
     .addOption(outputOption())
     .addOption(formatOption())
