@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -18,5 +19,15 @@ describe('without the optional webgpu package', () => {
     };
     expect(result.explicit.error).toEqual(expected);
     expect(result.viaDevice.error).toEqual(expected);
+  });
+});
+
+describe('a CPU-only install (npm ci --omit=optional)', () => {
+  // That flag also leaves out rolldown's platform binary, without which Vitest does not start; the
+  // install's build step fetches it, and a failed fetch must not fail the install.
+  it("fetches Vitest's platform binary in the install's build step, without failing the install", () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.prepare).toMatch(/&& node scripts\/test-tools\.mjs --optional$/);
+    expect(readFileSync(new URL('../scripts/test-tools.mjs', import.meta.url), 'utf8')).toContain("if (!process.argv.includes('--optional')) throw error;");
   });
 });
