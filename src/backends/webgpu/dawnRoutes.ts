@@ -66,7 +66,7 @@ export async function dawnRoutes(attempts: string[]): Promise<GpuRoute[]> {
   } catch (err) {
     if (isMissingPackage(err)) {
       const missing = 'the optional webgpu package (Dawn for Node) is not installed';
-      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or run on the CPU cores (backend: 'cpu')`, [missing]);
+      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or compute on the CPU cores (--device cpu on the command line; backend: 'cpu' for createContext, device: 'cpu' for pdist, cdist and l2Kernel)`, [missing]);
     }
     attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}); reinstall it with npm install webgpu`);
     return [];
