@@ -251,6 +251,10 @@ describe('--cores and --device', () => {
       const r = await pxl(args);
       expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 2, stderr: message });
     }
+    for (const [flag, value] of [['--nats-pass', 'x'], ['--nats-cert', 'c.pem'], ['--nats-key', 'k.pem'], ['--replicas', '3'], ['--nats-user', 'u'], ['--ack-wait', '1000']]) {
+      const r = await pxl(['pdist', at('known.json'), '-o', at('x.npy'), flag!, value!]);
+      expect({ flag, code: r.code, stderr: r.stderr }).toEqual({ flag, code: 2, stderr: `pxl: ${flag} belongs to a cluster run; add --nats URL, or leave it out\n` });
+    }
     const zero = await pxl(['l2-kernel', at('known.json'), '-o', at('x.npy'), '--cores', '0']);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected a whole number of CPU cores from 1 to");

@@ -50,7 +50,11 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
     throw new UsageError(`--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy${toStdout ? ' instead of -o -' : ''}`);
   }
   if (options.nats === undefined) {
-    for (const [flag, value] of [['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-token', options.natsToken], ['--nats-ca', options.natsCa], ['--ack-wait', options.ackWait]] as const) {
+    const clusterFlags = [
+      ['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-pass', options.natsPass], ['--nats-token', options.natsToken],
+      ['--nats-ca', options.natsCa], ['--nats-cert', options.natsCert], ['--nats-key', options.natsKey], ['--ack-wait', options.ackWait], ['--replicas', options.replicas],
+    ] as const;
+    for (const [flag, value] of clusterFlags) {
       if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
     }
   }
