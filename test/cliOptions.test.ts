@@ -389,6 +389,11 @@ describe('bin/pxl.js as an executable', () => {
     expect(first).toBe('#!/usr/bin/env node');
   });
 
+  it('says so, with exit code 1, when a run stops with its work unfinished and nothing to wait for (Node would end it with 13 and no word)', () => {
+    const r = spawnSync(process.execPath, ['--import', fileURLToPath(new URL('./fixtures/stuckCli.mjs', import.meta.url)), BIN, 'pdist', 'x.json', '-o', 'x.npy'], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 1, stderr: 'pxl: internal error: the command stopped with its work unfinished and nothing left to wait for, so its output was not written; please report it with the command line\n' });
+  });
+
   it.skipIf(process.platform === 'win32')('runs through its first line', () => {
     const r = direct('process.stderr.write(JSON.stringify(process.argv.slice(2)) + "\\n")');
     expect(r.status).toBe(0);
