@@ -22,7 +22,7 @@ interface MasspcfLib {
 
 const LIB = new URL('../bench/lib/masspcf.mjs', import.meta.url).href;
 const lib = async (): Promise<MasspcfLib> => (await import(LIB)) as MasspcfLib;
-const withPath = (fixture: string): NodeJS.ProcessEnv => ({ ...process.env, PYTHONPATH: fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url)) });
+const withPath = (fixture: string): NodeJS.ProcessEnv => ({ ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url)) });
 const numpy = spawnSync('python3', ['-c', 'import numpy'], { timeout: 60_000 }).status === 0;
 
 // A = 10 on [0,2), 5 on [2,3); B = 5 on [0,6); C = 4 on [0,3): L1 |A-B| = 25, |A-C| = 13, |B-C| = 18.
