@@ -83,8 +83,13 @@ async function readPcfStdin(stdin: AsyncIterable<Uint8Array>, dtype: PcfDtype): 
   if (first.done === true) throw new InputFormatError('is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -', STDIN_NAME);
   const head = first.value;
   const chunks = (async function* () {
-    yield head;
-    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value;
+    try {
+      yield head;
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value;
+    } finally {
+      // A reader that stops early (invalid input) closes standard input, as a for await over it would.
+      await iterator.return?.();
+    }
   })();
   if (head[0] === ZIP_FIRST_BYTE) return (await import('../pcf/npz.js')).readPcfNpzStream(chunks, STDIN_NAME, dtype);
   return readPcfJsonStream(chunks, dtype, STDIN_NAME);
