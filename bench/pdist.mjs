@@ -4,17 +4,23 @@
 // float32 row kernels). Prints one JSON document.
 //   npm run bench:pdist              (builds first; PXL_BENCH_SIZES=1000,2000 to pick sizes)
 //
+// masspcf is a second baseline, measured in the same run where `python3 -c "import masspcf"`
+// succeeds (bench/lib/masspcf.mjs): its pdist of the same PCFs, p = 1 and p = 2 in float64, on the
+// CPU, each call timed in its own Python process and its result compared with pxl's. Elsewhere
+// `masspcf.measured` is false with the reason, and no masspcf figure is printed.
+//
 // Cycles per merge step: a pair (i, j) walks len_i + len_j breakpoints, so a pdist makes
 // (N - 1) * (all breakpoints) merge steps. `cyclesPerStepWall` charges every core for the whole
 // wall time (cores x clock x seconds / steps); `cyclesPerStepCpu` charges the CPU time the process
 // actually got (all its threads, from process.cpuUsage), which stays meaningful when other work
 // shares the machine. The clock is /proc/cpuinfo's "cpu MHz" (null where there is none).
-// Every figure printed is measured in this run; nothing about other libraries is printed.
+// Every figure printed is measured in this run.
 import fs from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createContext, pdist, randomPcfs, integrationLimit } from 'pxl';
 import { l1Pair, l2Pair } from '../dist/pcf/pairKernels.js';
+import { compareWithMasspcf, masspcfPdist, probeMasspcf } from './lib/masspcf.mjs';
 import { median, printJson, sig } from './lib/stats.mjs';
 
 const sizes = (process.env.PXL_BENCH_SIZES ?? '1000,2000,4000').split(',').map(Number);
@@ -53,11 +59,15 @@ async function timed(fn) {
 }
 
 const mhz = clockMHz();
+let masspcf = probeMasspcf();
+const MASSPCF_FIELDS = ['masspcfPairsPerSec', 'speedupOverMasspcf', 'masspcfMaxRelDiff', 'masspcfIdentical'];
 const ctx = await createContext({ topology: { subs: os.availableParallelism(), clustersPerSub: 1, coresPerCluster: 1 } });
 const cores = ctx.getAttribute('coreCount');
 const report = {
   bench: 'pdist', date: new Date().toISOString(), node: process.version, cores, cpu: os.cpus()[0]?.model ?? null,
-  clockMHz: mhz, loadAverage: os.loadavg().map((x) => sig(x, 3)), points: POINTS, results: [],
+  clockMHz: mhz, loadAverage: os.loadavg().map((x) => sig(x, 3)), points: POINTS,
+  masspcf: masspcf.available ? { measured: true, version: masspcf.version } : { measured: false, reason: masspcf.reason },
+  results: [],
 };
 const perStep = (seconds, threads, steps) => (mhz === null ? null : sig((threads * seconds * mhz * 1e6) / steps, 3));
 try {
@@ -84,6 +94,22 @@ try {
       }
       const wall = median(ours.map((x) => x.wall));
       const cpu = median(ours.map((x) => x.cpu));
+      let theirs;
+      if (masspcf.available && dtype === 'float64') {
+        try {
+          const m = await masspcfPdist(set, p, repeats);
+          const { maxRelDiff, identical } = compareWithMasspcf(ours.at(-1).value, m.dense);
+          const mWall = median(m.seconds);
+          theirs = { masspcfPairsPerSec: sig(pairs / mWall), speedupOverMasspcf: sig(mWall / wall, 3), masspcfMaxRelDiff: maxRelDiff, masspcfIdentical: identical };
+        } catch (error) {
+          // An installed masspcf whose API the harness does not know: the report says so, and the
+          // figures of earlier sizes are dropped too, so that no size has them and another not.
+          masspcf = { available: false, reason: `masspcf ${masspcf.version ?? ''} imports, but its pdist could not be run: ${error.message}` };
+          report.masspcf = { measured: false, reason: masspcf.reason };
+          for (const done of report.results) for (const k of ['p1', 'p2']) for (const f of MASSPCF_FIELDS) delete done[k][f];
+          for (const k of ['p1', 'p2']) if (row[k] !== undefined) for (const f of MASSPCF_FIELDS) delete row[k][f];
+        }
+      }
       const entry = {
         pxlPairsPerSec: sig(pairs / wall),
         cyclesPerStepWall: perStep(wall, cores, steps),
@@ -100,6 +126,7 @@ try {
           maxAbsDiffSpotCheck: check,
         });
       }
+      if (theirs !== undefined) Object.assign(entry, theirs);
       row[key] = entry;
     }
     row.p2OverP1Time = sig(row.p1.pxlPairsPerSec / row.p2.pxlPairsPerSec, 3);

@@ -20,7 +20,16 @@ try {
   process.stderr.write('pxl: the build is missing (dist/cli/main.js); run `npm run build` first\n');
   process.exit(1);
 }
+// A run whose promises all wait on each other leaves nothing for the event loop to do, and Node then
+// ends the process with code 13 and no word: say so, with the exit code of a runtime error.
+let settled = false;
+process.once('exit', () => {
+  if (settled || process.exitCode !== 13) return;
+  process.stderr.write('pxl: internal error: the command stopped with its work unfinished and nothing left to wait for, so its output was not written; please report it with the command line\n');
+  process.exitCode = 1;
+});
 const code = await cli.run(process.argv.slice(2));
+settled = true;
 // 130 after a second Ctrl-C: the run is being abandoned (its partial files are already removed),
 // so nothing is waited for.
 if (code === 130) process.exit(code);

@@ -5,6 +5,10 @@
 // Vitest, which then fails at start-up with "Cannot find native binding". When that binary is
 // missing, this fetches the exact version rolldown pins for this platform from the npm registry
 // (`npm pack`) and unpacks it where rolldown looks. With the binary present it does nothing.
+//
+// `npm ci` runs it too (package.json's prepare, with --optional), so that `npx vitest` works right
+// after a CPU-only install; there a failed fetch (no network) only says so, since the install
+// itself is complete, and `npm test` tries again.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -45,6 +49,15 @@ const resolvable = (() => {
 if (version === undefined) {
   console.error(`test-tools: rolldown ${manifest.version} has no binary for ${process.platform}-${process.arch}; Vitest may not start here`);
 } else if (!resolvable) {
+  try {
+    fetchBinding(dir, name, version);
+  } catch (error) {
+    if (!process.argv.includes('--optional')) throw error;
+    console.error(`test-tools: could not fetch ${name}@${version} (${String(error?.message ?? error).split('\n')[0]}); npm test will try again`);
+  }
+}
+
+function fetchBinding(dir, name, version) {
   const target = join(dirname(dir), ...name.split('/'));
   const scratch = mkdtempSync(join(tmpdir(), 'pxl-test-tools-'));
   try {

@@ -163,6 +163,30 @@ describe('the main thread file writer', () => {
     expect(written).toEqual([0, 1, 2]);
   });
 
+  it('lets every put waiting for a buffer look again when one comes free, so a put whose tile another opened joins it', async () => {
+    const disk = heldDisk();
+    const written: number[] = [];
+    // A budget of one tile; tile 0 holds block 0, tile 1 blocks 1 and 2.
+    const tiles = { tileOf: Int32Array.from([0, 1, 1, -1]), tileBlocks: Int32Array.from([1, 2]) };
+    const writer = new MainThreadFileWriter({ ...options((b) => written.push(b.index)), stagingElements: 8, stagingBytes: 8 * 8, tiles }, disk.write);
+    await writer.put(blocks[0]!, new Float64Array(4).fill(1));
+    // Tile 0 is being written: blocks 1 and 2 both wait for its buffer.
+    const settled = [false, false];
+    const puts = [1, 2].map((k, i) => writer.put(blocks[k]!, new Float64Array(4).fill(k + 1)).then(() => (settled[i] = true)));
+    disk.pending[0]!.end();
+    // Block 1 opens tile 1 in the freed buffer; block 2 must then find it and join it, else tile 1
+    // waits for block 2 and block 2 for a buffer, and the call never ends.
+    for (let k = 0; k < 50 && !(settled[0] && settled[1]); k++) await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual([true, true]);
+    await Promise.all(puts);
+    expect(disk.pending.length).toBe(2);
+    const values = disk.pending[1]!.writes.flatMap((w) => w.pieces.flatMap((p) => [...new Float64Array(Uint8Array.from(p).buffer)]));
+    expect(values.sort()).toEqual([2, 2, 2, 2, 3, 3, 3, 3]);
+    disk.pending[1]!.end();
+    await writer.stop();
+    expect(written.sort()).toEqual([0, 1, 2]);
+  });
+
   it('surfaces a write error such as ENOSPC: the tile is not reported, waiting and later puts reject with it', async () => {
     const disk = heldDisk();
     const written: number[] = [];

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -143,6 +143,23 @@ describe('standard input and output', () => {
     expect(JSON.parse(r.stdout.text)).toEqual(SQUARE);
   });
 
+  it('reads .npz from standard input, as random-pcfs -o - --format npz writes it (child processes, pipes)', async () => {
+    const source = child(['random-pcfs', '--n', '30', '--points', '5', '--seed', '3', '-o', '-', '--format', 'npz', '-q']);
+    const piped = child(['pdist', '-', '-o', at('piped-npz.npy'), '-q'], source.stdout);
+    expect((await source.done).code).toBe(0);
+    expect(await piped.done).toMatchObject({ code: 0, stderr: '' });
+    await run(['random-pcfs', '--n', '30', '--points', '5', '--seed', '3', '-o', at('random-npz.npz'), '-q'], { interceptSigint: false });
+    expect((await pxl(['pdist', at('random-npz.npz'), '-o', at('file-npz.npy'), '-q'])).code).toBe(0);
+    expect(await readFile(at('piped-npz.npy'))).toEqual(await readFile(at('file-npz.npy')));
+    const broken = await pxl(['pdist', '-', '-o', at('broken.npy')], new Uint8Array((await readFile(at('random-npz.npz'))).subarray(0, 300)));
+    expect(broken).toMatchObject({ code: 1, stderr: 'pxl: standard input: malformed zip archive: invalid zip data\n' });
+  });
+
+  it('says so when standard input is empty', async () => {
+    const r = await pxl(['pdist', '-', '-o', at('empty.npy')], new Uint8Array(0));
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: 'pxl: standard input: is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -\n' });
+  });
+
   it('names standard input in the errors of its JSON', async () => {
     const r = await pxl(['pdist', '-', '-o', '-', '--format', 'json'], new TextEncoder().encode('[[[0, 1], [2, 0]]'));
     expect(r.code).toBe(1);
@@ -198,11 +215,30 @@ describe('--cores and --device', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/, computed on 1 CPU core\n$/);
     expect(rows(new Uint8Array(await readFile(at('one.npy'))))).toEqual(SQUARE);
-    const three = await pxl(['pdist', at('known.json'), '-o', at('three.npy'), '--cores', '3']);
-    expect(three.stderr).toMatch(/, computed on 3 CPU cores\n$/);
-    const info = await pxl(['info', '--cores', '3', '--json']);
+    const all = availableParallelism();
+    const most = await pxl(['pdist', at('known.json'), '-o', at('all.npy'), '--cores', String(all)]);
+    expect(most.stderr).toMatch(new RegExp(`, computed on ${all} CPU cores?\\n$`));
+    const info = await pxl(['info', '--cores', '1', '--json']);
     expect(info.code).toBe(0);
-    expect(JSON.parse(info.stdout.text).cpu.cores).toBe(3);
+    expect(JSON.parse(info.stdout.text).cpu.cores).toBe(1);
+  });
+
+  it('refuses --cores that is not a whole number from 1 to the cores of this machine, on every command that takes it', async () => {
+    const all = availableParallelism();
+    const message = `expected a whole number of CPU cores from 1 to ${all}, the cores of this machine (leave out --cores to use all of them).`;
+    const commands = [
+      ['pdist', at('known.json'), '-o', at('x.npy')],
+      ['cdist', at('known.json'), at('known.json'), '-o', at('x.npy')],
+      ['l2-kernel', at('known.json'), '-o', at('x.npy')],
+      ['info'],
+      ['worker', '--nats', 'nats://127.0.0.1:1'],
+    ];
+    for (const command of commands) {
+      for (const cores of ['0', '-1', '1.5', String(all + 1), '999']) {
+        const r = await pxl([...command, `--cores=${cores}`]);
+        expect({ command, cores, code: r.code, stderr: r.stderr }).toEqual({ command, cores, code: 2, stderr: `pxl: option '--cores <n>' argument '${cores}' is invalid. ${message}\n(add --help for usage)\n` });
+      }
+    }
   });
 
   it('refuses --cores with --device gpu, --dtype float64 with a GPU, --cores 0, and --cores or --device with --nats', async () => {
@@ -215,9 +251,13 @@ describe('--cores and --device', () => {
       const r = await pxl(args);
       expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 2, stderr: message });
     }
+    for (const [flag, value] of [['--nats-pass', 'x'], ['--nats-cert', 'c.pem'], ['--nats-key', 'k.pem'], ['--replicas', '3'], ['--nats-user', 'u'], ['--ack-wait', '1000']]) {
+      const r = await pxl(['pdist', at('known.json'), '-o', at('x.npy'), flag!, value!]);
+      expect({ flag, code: r.code, stderr: r.stderr }).toEqual({ flag, code: 2, stderr: `pxl: ${flag} belongs to a cluster run; add --nats URL, or leave it out\n` });
+    }
     const zero = await pxl(['l2-kernel', at('known.json'), '-o', at('x.npy'), '--cores', '0']);
     expect(zero.code).toBe(2);
-    expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected an integer >= 1.");
+    expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected a whole number of CPU cores from 1 to");
     const device = await pxl(['pdist', at('known.json'), '-o', at('x.npy'), '--device', 'tpu']);
     expect(device.code).toBe(2);
     expect(device.stderr).toContain('Allowed choices are cpu, gpu, all.');
@@ -243,6 +283,32 @@ describe('--cores and --device', () => {
       }
     }, 120_000);
   });
+});
+
+describe.runIf(gpu.run)("the GPU libraries' own messages", () => {
+  // Dawn and the drivers print to fd 2 while pxl looks for an adapter (on llvmpipe at least
+  // "maxDynamicUniformBuffersPerPipelineLayout artificially reduced ..."). Each command runs in a
+  // process of its own whose stderr is a pipe to `cat`, as in a terminal pipeline.
+  const stderrOf = async (args: readonly string[]): Promise<string> => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const env = { ...process.env, PXL_DEBUG: '', NODE: process.execPath, BIN };
+    const { stdout } = await promisify(execFile)('sh', ['-c', `"$NODE" "$BIN" ${args.join(' ')} 2>&1 >/dev/null | cat`], { env, timeout: 60_000 });
+    return stdout;
+  };
+
+  it('stay off the terminal with --device gpu or all, and --verbose lets them through', async () => {
+    const found = JSON.parse((await pxl(['info', '--device', 'gpu', '--json'])).stdout.text) as { gpu: { device: string } };
+    const input = at('known.json');
+    for (const command of [`pdist ${input} -o ${at('v.npy')} -q`, `cdist ${input} ${input} -o ${at('v.npy')} -q`, `l2-kernel ${input} -o ${at('v.npy')} -q`, 'info']) {
+      for (const device of ['gpu', 'all']) {
+        const args = [...command.split(' '), '--device', device];
+        expect({ args, stderr: await stderrOf(args) }).toEqual({ args, stderr: '' });
+        // Dawn's OpenGL backend always reports the limits it lowers; other backends may say nothing.
+        if (found.gpu.device.includes('OpenGL')) expect(await stderrOf([...args, '--verbose'])).toContain('artificially reduced');
+      }
+    }
+  }, 120_000);
 });
 
 describe('pxl info', () => {
@@ -295,6 +361,8 @@ describe('help texts', () => {
       expect(text).toContain('(choices: "cpu", "gpu", "all", default: "cpu")');
       expect(text).toContain('--format <format> format of OUTPUT, needed with -o -');
     }
+    expect(await help('worker')).toContain('--nats <url> required: the NATS server');
+    for (const command of ['pdist', 'cdist', 'l2-kernel', 'info', 'worker']) expect(await help(command)).toContain(`at most all ${availableParallelism()} of this machine (default: all)`);
     const random = await help('random-pcfs');
     expect(random).toContain('--n <n> required: number of PCFs');
     expect(random).toContain('--points <m> required: breakpoints per PCF');
@@ -319,6 +387,11 @@ describe('bin/pxl.js as an executable', () => {
   it('has a first line that every env runs (BusyBox, as on Alpine, has no env -S)', async () => {
     const first = (await readFile(BIN, 'utf8')).split('\n')[0];
     expect(first).toBe('#!/usr/bin/env node');
+  });
+
+  it('says so, with exit code 1, when a run stops with its work unfinished and nothing to wait for (Node would end it with 13 and no word)', () => {
+    const r = spawnSync(process.execPath, ['--import', fileURLToPath(new URL('./fixtures/stuckCli.mjs', import.meta.url)), BIN, 'pdist', 'x.json', '-o', 'x.npy'], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 1, stderr: 'pxl: internal error: the command stopped with its work unfinished and nothing left to wait for, so its output was not written; please report it with the command line\n' });
   });
 
   it.skipIf(process.platform === 'win32')('runs through its first line', () => {

@@ -26,7 +26,7 @@ describe('device acquisition without an adapter', () => {
     expect(e.message).toBe(
       'no WebGPU adapter found; tried navigator.gpu: no adapter; navigator.gpu (compatibility): no adapter. ' +
         'To get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
-        `Mesa: ${INSTALL}; or create the Context with backend: 'cpu'`,
+        `Mesa: ${INSTALL}; or compute on the CPU cores (--device cpu on the command line; backend: 'cpu' for createContext, device: 'cpu' for pdist, cdist and l2Kernel)`,
     );
   });
 

@@ -237,7 +237,9 @@ export class MainThreadFileWriter implements FileWriter {
       this.#unsettled.delete(index);
       if (written) this.#options.onWritten(block);
     }
-    this.#freed.shift()?.();
+    // Every waiting put looks again, not only the first: the first may open a tile that another
+    // waiting put belongs in, and that tile is written only once that put has joined it.
+    for (const resolve of this.#freed.splice(0)) resolve();
     if (this.#unsettled.size === 0) for (const resolve of this.#drained.splice(0)) resolve();
   }
 

@@ -34,6 +34,8 @@ export interface CommonOptions extends NatsCliOptions {
   cores?: number;
   device: 'cpu' | 'gpu' | 'all';
   quiet?: boolean;
+  /** Lets the GPU libraries' own messages through to stderr. */
+  verbose?: boolean;
   memory: number;
   resume?: boolean;
   nats?: string;
@@ -99,4 +101,5 @@ export interface InfoOptions {
   cores?: number;
   device: 'cpu' | 'gpu' | 'all';
   json?: boolean;
+  verbose?: boolean;
 }

@@ -42,11 +42,27 @@ const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance
 export const quietOption = (what: string): Option => new Option('-q, --quiet', `print no ${what} (errors are still printed)`);
 const pairwiseQuiet = (): Option => quietOption('progress bar, summary line or cluster status lines on stderr');
 const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G').default(512 * 2 ** 20, '512M').argParser(parseSize);
+/**
+ * A commander parser of --cores: 1 to the cores of this machine. More would be threads taking turns
+ * on the same cores, each with its own memory (999 of them take gigabytes), and summaries and
+ * `pxl info` would count cores the machine does not have.
+ */
+export function coresParser(value: string): number {
+  const n = Number(value);
+  const most = availableParallelism();
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 1 || n > most) {
+    throw new InvalidArgumentError(`expected a whole number of CPU cores from 1 to ${most}, the cores of this machine (leave out --cores to use all of them).`);
+  }
+  return n;
+}
 /** --cores N: how many CPU cores compute, one worker thread each. */
-export const coresOption = (description = `CPU cores to compute on, one worker thread each (default: all ${availableParallelism()} of this machine)`): Option =>
-  new Option('--cores <n>', description).argParser(integerParser(1));
+export const coresOption = (description = `CPU cores to compute on, one worker thread each, at most all ${availableParallelism()} of this machine (default: all)`): Option =>
+  new Option('--cores <n>', description).argParser(coresParser);
 /** --device: where the blocks run, among `choices`. */
 export const deviceOption = (choices: readonly string[], description: string): Option => new Option('--device <device>', description).choices(choices).default('cpu');
+/** --verbose where a command may look for a GPU: Dawn and the drivers print to stderr as they load. */
+const GPU_VERBOSE = 'show what the GPU libraries (Dawn, Vulkan, EGL, Mesa) print while pxl looks for a GPU, which pxl otherwise keeps off a terminal or pipe (PXL_DEBUG=1 does the same)';
+const verboseOption = (): Option => new Option('--verbose', `with --device gpu or all: ${GPU_VERBOSE}`);
 const pairwiseDevice = (): Option => deviceOption(['cpu', 'gpu', 'all'], 'cpu: the CPU cores; gpu: the GPU through WebGPU (float32; needs the optional webgpu package); all: CPU cores and GPU together, each taking the next block when free');
 /** The NATS connection options of the pairwise commands (with --nats) and of `pxl worker`. */
 export const natsOptions = (): Option[] => [
@@ -87,7 +103,7 @@ function parsePort(value: string): number {
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
-    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads JSON from standard input')
+    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads either from standard input')
     .addOption(outputOption())
     .addOption(formatOption())
     .addOption(pOption())
@@ -98,11 +114,12 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (input: string, options: PdistOptions) => (await import('./pairwiseCommand.js')).pdistCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('cdist')
     .description('Every PCF of X against every PCF of Y: a dense array of shape [...X.shape, ...Y.shape]')
-    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape); - reads JSON from standard input')
+    .argument('<x>', 'PCF file, .json or .npz (nested arrays of PCFs in .json give X a multi-dimensional shape); - reads either from standard input')
     .argument('<y>', 'PCF file, as X (- as both X and Y: X against itself)')
     .addOption(outputOption())
     .addOption(formatOption())
@@ -114,6 +131,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (x: string, y: string, options: Omit<CdistCliOptions, 'pGiven'>, command: Command) => (await import('./pairwiseCommand.js')).cdistCommand(env, x, y, { ...options, pGiven: command.getOptionValueSource('p') === 'cli' })), clusterOptions());
 
   addOptions(program.command('l2-kernel')
@@ -128,16 +146,17 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .addOption(memoryOption())
     .addOption(resumeOption())
     .addOption(pairwiseQuiet())
+    .addOption(verboseOption())
     .action(async (input: string, options: L2KernelOptions) => (await import('./pairwiseCommand.js')).l2KernelCommand(env, input, options)), clusterOptions());
 
   addOptions(program.command('worker')
     .description('Join the pool of a NATS JetStream server and compute blocks of pdist, cdist and l2-kernel runs started with --nats (and of pxl blocks runs of the kernel modules in --modules), until SIGTERM or Ctrl-C (which let blocks in flight finish)')
-    .requiredOption('--nats <url>', 'the NATS server, e.g. nats://nats.example:4222 (comma-separated for several)')
-    .addOption(new Option('--cores <n>', 'cores to compute on, one block each at a time (default: every CPU)').argParser(integerParser(1)))
+    .requiredOption('--nats <url>', 'required: the NATS server, e.g. nats://nats.example:4222 (comma-separated for several)')
+    .addOption(coresOption(`CPU cores to compute on, one block each at a time, at most all ${availableParallelism()} of this machine (default: all)`))
     .addOption(new Option('--device <device>', 'where blocks run: cpu (--cores cores); gpu (WebGPU; float32 runs only); all: both, each taking the next block when free, the GPU leaving float64 and kernel-module runs to the cores').choices(['cpu', 'gpu', 'all']).default('cpu'))
     .addOption(new Option('--id <name>', 'this worker\'s name in heartbeats and summaries (default HOST:PID)'))
     .addOption(new Option('--modules <list>', 'kernel modules whose BlockOps this worker runs, comma-separated package names or paths, spelled as coordinators name them (default: built-in operations only)'))
-    .addOption(new Option('--verbose', 'also log each block as it starts and is delivered'))
+    .addOption(new Option('--verbose', `also log each block as it starts and is delivered, and with --device gpu or all ${GPU_VERBOSE}`))
     .addOption(quietOption('log lines on stderr'))
     .action(async (options: WorkerCliOptions) => (await import('./workerCommand.js')).workerCommand(env, options)), natsOptions());
 
@@ -169,9 +188,10 @@ export function addCommands(program: Command, env: CommandEnv): void {
 
   program.command('info')
     .description('What pxl runs on here: its version and Node\'s (and webgpu\'s, if installed), the CPU cores a run would use, memory, and (when asked with --device gpu or all) the GPU')
-    .addOption(coresOption('count a CPU Context of this many cores, as --cores makes for pdist, cdist and l2-kernel (default: all of this machine)'))
+    .addOption(coresOption(`count a CPU Context of this many cores, as --cores makes for pdist, cdist and l2-kernel, at most all ${availableParallelism()} of this machine (default: all)`))
     .addOption(deviceOption(['cpu', 'gpu', 'all'], 'cpu: report the CPU cores only; gpu or all: also look for a GPU through WebGPU (this loads Dawn and the drivers); gpu skips the CPU'))
     .addOption(new Option('--json', 'print one JSON document instead of lines'))
+    .addOption(verboseOption())
     .action(async (options: InfoOptions) => (await import('./infoCommand.js')).infoCommand(env, options));
 
   program.command('web')

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { arch, availableParallelism, cpus, freemem, platform, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { showDawnOutput } from '../backends/webgpu/dawnOutput.js';
 import { PxlError } from '../core/errors.js';
 import { createContext } from '../pxl/context.js';
 import type { CommandEnv, InfoOptions } from './commandOptions.js';
@@ -62,6 +63,7 @@ async function probeGpu(): Promise<NonNullable<Info['gpu']>> {
 /** Gathers {@link Info}. */
 export async function gatherInfo(options: InfoOptions): Promise<Info> {
   checkDeviceOptions(options.device, options.cores);
+  if (options.verbose === true) showDawnOutput();
   let cores = 0;
   if (options.device !== 'gpu') {
     const n = options.cores;

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
 import { checkMemory } from '../blocks/capacityCheck.js';
+import { showDawnOutput } from '../backends/webgpu/dawnOutput.js';
 import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
@@ -49,7 +50,11 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
     throw new UsageError(`--nats writes the result block by block into a .npy file as workers deliver it; give -o FILE.npy${toStdout ? ' instead of -o -' : ''}`);
   }
   if (options.nats === undefined) {
-    for (const [flag, value] of [['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-token', options.natsToken], ['--nats-ca', options.natsCa], ['--ack-wait', options.ackWait]] as const) {
+    const clusterFlags = [
+      ['--nats-creds', options.natsCreds], ['--nats-user', options.natsUser], ['--nats-pass', options.natsPass], ['--nats-token', options.natsToken],
+      ['--nats-ca', options.natsCa], ['--nats-cert', options.natsCert], ['--nats-key', options.natsKey], ['--ack-wait', options.ackWait], ['--replicas', options.replicas],
+    ] as const;
+    for (const [flag, value] of clusterFlags) {
       if (value !== undefined) throw new UsageError(`${flag} belongs to a cluster run; add --nats URL, or leave it out`);
     }
   }
@@ -98,6 +103,7 @@ interface PairwiseJob<T> {
 async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: readonly string[], read: (dtype: FloatDType) => Promise<PairwiseJob<T>>): Promise<void> {
   const timeline = commandTimeline(env.io.stderr);
   timeline.mark('command started');
+  if (options.verbose === true) showDawnOutput();
   const plan = await prepare(options, inputs);
   timeline.mark('options checked');
   const { format, dtype, toStdout, inMemory } = plan;

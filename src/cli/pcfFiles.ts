@@ -1,7 +1,7 @@
 /**
  * PCF files the commands read (pdist, cdist, l2-kernel inputs) and write (random-pcfs), the format
  * chosen by the extension: `.json` (read as a stream) or `.npz` (NumPy's `np.savez` layout:
- * `offsets`, `times`, `values`). `-` reads a JSON document from standard input.
+ * `offsets`, `times`, `values`). `-` reads either from standard input.
  */
 import { extname } from 'node:path';
 import type { PcfDtype } from '../pcf/pcf.js';
@@ -56,16 +56,43 @@ export function choosePcfOutputFormat(path: string, format: PcfFileFormat | unde
 }
 
 /**
- * Reads the PCFs of a command's input file: `.json` or `.npz`, or for `-` a JSON document from
- * `stdin` (an .npz archive is read by random access, so it needs a file).
+ * Reads the PCFs of a command's input file: `.json` or `.npz`, or for `-` either from `stdin`.
  *
  * @throws UsageError for another extension; InputFormatError naming the file (or standard input)
  *   for what is wrong in it.
  */
 export async function readPcfInput(path: string, dtype: PcfDtype, stdin: AsyncIterable<Uint8Array>): Promise<PcfSet> {
-  if (path === STDIO) return readPcfJsonStream(stdin, dtype, STDIN_NAME);
+  if (path === STDIO) return readPcfStdin(stdin, dtype);
   pcfFileFormat(path, 'read');
   return readPcfFile(path, { dtype });
+}
+
+/** A zip archive starts with "PK", which no JSON document (nor its byte-order mark) does. */
+const ZIP_FIRST_BYTE = 0x50;
+
+/**
+ * PCFs from standard input, JSON or `.npz` as its first byte says, read as the bytes arrive.
+ *
+ * @throws InputFormatError naming standard input when it is empty, or as the format's reader.
+ */
+async function readPcfStdin(stdin: AsyncIterable<Uint8Array>, dtype: PcfDtype): Promise<PcfSet> {
+  const iterator = stdin[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  do first = await iterator.next();
+  while (first.done !== true && first.value.length === 0);
+  if (first.done === true) throw new InputFormatError('is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -', STDIN_NAME);
+  const head = first.value;
+  const chunks = (async function* () {
+    try {
+      yield head;
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value;
+    } finally {
+      // A reader that stops early (invalid input) closes standard input, as a for await over it would.
+      await iterator.return?.();
+    }
+  })();
+  if (head[0] === ZIP_FIRST_BYTE) return (await import('../pcf/npz.js')).readPcfNpzStream(chunks, STDIN_NAME, dtype);
+  return readPcfJsonStream(chunks, dtype, STDIN_NAME);
 }
 
 /** A JSON document of PCFs from a byte stream, scanned chunk by chunk as it arrives (a UTF-8 byte-order mark is skipped). */

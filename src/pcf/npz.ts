@@ -247,6 +247,20 @@ export function parsePcfNpz(bytes: Uint8Array, options: ParsePcfNpzOptions = {})
   return parser.finish();
 }
 
+/**
+ * Reads PCFs from `.npz` bytes as they arrive (a pipe, say), as {@link readPcfNpz} reads a file:
+ * never more than one chunk besides the set is held.
+ *
+ * @param name what error messages start with ('standard input').
+ * @throws (rejects) as {@link parsePcfNpz}.
+ */
+export async function readPcfNpzStream(chunks: AsyncIterable<Uint8Array>, name: string, dtype: PcfDtype): Promise<PcfSet> {
+  const parser = new NpzParser(name, { dtype, shared: false });
+  for await (const chunk of chunks) parser.push(chunk, false);
+  parser.push(new Uint8Array(0), true);
+  return parser.finish();
+}
+
 /** The `.npz` reader proper: bytes go in chunk by chunk, the checked set comes out. */
 class NpzParser {
   readonly #dtype: PcfDtype;

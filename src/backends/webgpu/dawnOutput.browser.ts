@@ -7,6 +7,9 @@
 /** Nothing to prepare in a browser. */
 export async function prepareDawnCapture(_env: unknown): Promise<void> {}
 
+/** Nothing is captured in a browser, so nothing changes. */
+export function showDawnOutput(): void {}
+
 /** Runs `fn`; a browser's WebGPU writes nothing to capture. */
 export function withDawnOutput<T>(fn: () => T): { value: T; said: string } {
   return { value: fn(), said: '' };

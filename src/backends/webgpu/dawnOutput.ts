@@ -4,7 +4,8 @@
  * Vulkan, "maxDynamicUniformBuffersPerPipelineLayout artificially reduced ..." for OpenGL, and it
  * offers no option to turn them off. They are not pxl's user's business unless they ask, so adapter
  * discovery runs with fd 2 pointed at a temporary file, and what Dawn said is kept for the error
- * message when no adapter is found. `PXL_DEBUG` (any non-empty value) leaves fd 2 alone.
+ * message when no adapter is found. `PXL_DEBUG` (any non-empty value) leaves fd 2 alone, as does
+ * `showDawnOutput()` (the commands' `--verbose`).
  *
  * Node cannot dup2, but closing fd 2 and opening a file gives that file the lowest free number, 2;
  * the original is kept open through `/dev/fd/2` and put back the same way. That reopening makes a
@@ -20,6 +21,12 @@ type Env = Record<string, string | undefined>;
 
 let fs: Fs | undefined;
 let captureFile: string | undefined;
+let shown = false;
+
+/** Leaves Dawn's output on stderr from now on, as `PXL_DEBUG` does: for a user who asked to see it. */
+export function showDawnOutput(): void {
+  shown = true;
+}
 
 /** Loads what the capture needs; on platforms without `/dev/fd` (Windows) capture stays off. */
 export async function prepareDawnCapture(env: Env | undefined): Promise<void> {
@@ -39,7 +46,7 @@ export async function prepareDawnCapture(env: Env | undefined): Promise<void> {
  * wrote ('' when nothing, or when capture is off). A capture that cannot be set up runs `fn` as is.
  */
 export function withDawnOutput<T>(fn: () => T): { value: T; said: string } {
-  if (fs === undefined || captureFile === undefined) return { value: fn(), said: '' };
+  if (shown || fs === undefined || captureFile === undefined) return { value: fn(), said: '' };
   const f = fs;
   let saved: number;
   try {

@@ -17,10 +17,13 @@ export interface GpuRoute {
   readonly options: GPURequestAdapterOptions;
 }
 
+/** The way round a missing GPU, in the words of each place a GPU is asked for in Node. */
+const ON_CPU = "compute on the CPU cores (--device cpu on the command line; backend: 'cpu' for createContext, device: 'cpu' for pdist, cdist and l2Kernel)";
+
 /** How to get an adapter in Node, for error messages. */
 export const INSTALL_HINT =
   'to get one, install a GPU driver with Vulkan support (or Metal/D3D12 on macOS/Windows), or, for a software GPU on Linux, ' +
-  "Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or create the Context with backend: 'cpu'";
+  `Mesa: apt-get install libegl1 libgles2 libegl-mesa0 libgl1-mesa-dri; or ${ON_CPU}`;
 
 type WebGpuPackage = { create: (flags: string[]) => GPU };
 
@@ -66,7 +69,7 @@ export async function dawnRoutes(attempts: string[]): Promise<GpuRoute[]> {
   } catch (err) {
     if (isMissingPackage(err)) {
       const missing = 'the optional webgpu package (Dawn for Node) is not installed';
-      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or run on the CPU cores (backend: 'cpu')`, [missing]);
+      throw new DeviceUnavailableError(`WebGPU in Node needs the optional webgpu package (Dawn for Node), which is not installed: run npm install webgpu (npm ci --omit=optional leaves it out), or ${ON_CPU}`, [missing]);
     }
     attempts.push(`the webgpu package (Dawn for Node) could not be loaded (${errorText(err)}); reinstall it with npm install webgpu`);
     return [];
