@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -131,6 +131,18 @@ describe('refusals before computing', () => {
     await expect(pdist(X, { memory: 1000 })).rejects.toThrow(new OptionError('memory must be an integer in [1048576, 9007199254740991], got 1000'));
     await expect(l2Kernel(X, { out: at('k.npy'), layout: 'condensed' as 'square' })).rejects.toThrow(/l2Kernel writes only layout 'square'/);
     await expect(pdist(X, { layout: 'condensed' })).rejects.toThrow(/layout says how out is written/);
+  });
+
+  it('refuses, before computing, an out in a missing directory or naming a directory', async () => {
+    const missing = join(dir, 'no-such-dir', 'd.npy');
+    await expect(pdist(X, { out: missing })).rejects.toThrow(new InputFormatError(`cannot write to directory ${join(dir, 'no-such-dir')}: ENOENT: no such file or directory, statfs '${join(dir, 'no-such-dir')}'`, missing));
+    await mkdir(at('dir.npy'));
+    let blocksDone = 0;
+    const error = await pdist(X, { out: at('dir.npy'), ...SMALL_BLOCKS, onProgress: (p) => (blocksDone = p.blocksDone) }).catch((e: unknown) => e);
+    await rm(at('dir.npy'), { recursive: true });
+    expect(error).toEqual(new InputFormatError('is a directory; name a file to write', at('dir.npy')));
+    expect(blocksDone).toBe(0);
+    expect(await readdir(dir)).toEqual([]);
   });
 });
 

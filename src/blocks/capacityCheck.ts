@@ -59,11 +59,17 @@ function ways(waysOut: readonly WayOut[]): string {
  *
  * @param what the result in words, e.g. `'the square float64 result of pdist on 50000 PCFs'`.
  * @param waysOut smaller alternatives to offer.
- * @throws (rejects) InputFormatError naming `target`, the size needed, the space free and the ways out.
+ * @throws (rejects) InputFormatError naming `target`, the size needed, the space free and the ways out;
+ *   InputFormatError naming `target` when `directory` cannot be read (missing, say).
  * @example await checkDiskSpace('/data/d.npy', '/data', layout.bytes, 'the result', [{ how: '--dtype float32', bytes: layout.bytes / 2 }]);
  */
 export async function checkDiskSpace(target: string, directory: string, needed: number, what: string, waysOut: readonly WayOut[]): Promise<void> {
-  const free = await capacityProbe.freeDiskBytes(directory);
+  let free: number;
+  try {
+    free = await capacityProbe.freeDiskBytes(directory);
+  } catch (error) {
+    throw new InputFormatError(`cannot write to directory ${directory}: ${error instanceof Error ? error.message : String(error)}`, target, { cause: error });
+  }
   if (needed <= free) return;
   throw new InputFormatError(
     `${what} needs ${formatBytes(needed)} on disk, but only ${formatBytes(free)} is free in ${directory}; nothing was computed. To fit: ${ways(waysOut)}`,

@@ -144,6 +144,8 @@ export class NpyFileSink implements ResultWriter {
    */
   static async open(options: NpyFileSinkOptions): Promise<NpyFileSink> {
     const { target, layout } = options;
+    // Refused before anything runs: a rename over a directory would fail only once the result is complete.
+    if ((await stat(target).catch(() => undefined))?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', target);
     const expected = { ...options.identity, bytes: layout.bytes };
     let resumed: NpyFileSink['resumed'];
     let claimed: PartialPaths | undefined;
