@@ -433,6 +433,13 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(await written()).toEqual(['d.npy']);
   });
 
+  it('refuses --format npy into a file not named .npy in its own words, with exit code 2', async () => {
+    const dat = await pxl(['pdist', at('known.json'), '-o', at('d.dat'), '--format', 'npy']);
+    expect(dat.code).toBe(2);
+    expect(dat.stderr).toBe(`pxl: a .npy output is written block by block into a file named FILE.npy; give -o a name ending in .npy instead of ${at('d.dat')}, or write to standard output with -o - --format npy\n`);
+    expect(await written()).toEqual([]);
+  });
+
   it('refuses an .npy output larger than the free disk space, and a .json result larger than memory, before computing', async () => {
     const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
     const disk = vi.spyOn(capacityProbe, 'freeDiskBytes').mockResolvedValue(100);

@@ -61,6 +61,10 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
       throw new UsageError(`the output ${options.output} is also an input; writing it would replace the input, so choose another path`);
     }
     await checkWritable(options.output);
+    // The API's `out` takes only .npy names: refused here in the CLI's words, before any reading.
+    if (format === 'npy' && !options.output.toLowerCase().endsWith('.npy')) {
+      throw new UsageError(`a .npy output is written block by block into a file named FILE.npy; give -o a name ending in .npy instead of ${options.output}, or write to standard output with -o - --format npy`);
+    }
   }
   return { format, dtype, toStdout, inMemory: format === 'json' || toStdout };
 }
