@@ -47,6 +47,11 @@ export interface WayOut {
   readonly how: string;
   /** The bytes needed that way; omitted when the change does not shrink the result itself. */
   readonly bytes?: number;
+  /**
+   * The elements held in memory that way (0 for a file): only such ways are offered for a result of
+   * more elements than one array holds. Omitted when the count stays the same.
+   */
+  readonly elements?: number;
 }
 
 function ways(waysOut: readonly WayOut[]): string {
@@ -87,7 +92,8 @@ export async function checkDiskSpace(target: string, directory: string, needed: 
 export function checkMemory(needed: number, elements: number, what: string, waysOut: readonly WayOut[]): void {
   const MAX_ELEMENTS = 2 ** 32;
   if (elements > MAX_ELEMENTS) {
-    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${ways(waysOut)}`);
+    const fewer = waysOut.filter((w) => w.elements !== undefined && w.elements <= MAX_ELEMENTS);
+    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${ways(fewer)}`);
   }
   const available = capacityProbe.availableMemoryBytes();
   if (needed <= available) return;

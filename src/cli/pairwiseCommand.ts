@@ -84,6 +84,8 @@ interface PairwiseJob<T> {
   readonly pairs: number;
   /** Elements of the arranged result, for the memory check of a result held in memory. */
   readonly elements: number;
+  /** A layout of fewer elements, offered when the result does not fit in memory. */
+  readonly smaller?: { readonly how: string; readonly elements: number };
   /** The result streamed into OUTPUT (.npy), with `out` and `resume` added to `call`. */
   readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<unknown>;
   /** The result in memory (for .json and standard output). */
@@ -120,7 +122,8 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
       const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
       checkMemory(2 * bytes, job.elements, `the ${dtype} result of ${job.command} on ${job.inputs}, held in memory ${held},`, [
-        { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)` },
+        { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)`, elements: 0 },
+        ...(job.smaller === undefined ? [] : [{ how: job.smaller.how, bytes: 2 * job.smaller.elements * (dtype === 'float64' ? 8 : 4), elements: job.smaller.elements }]),
         ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
       ]);
     }
@@ -182,6 +185,7 @@ export async function pdistCommand(env: CommandEnv, input: string, options: Pdis
       inputs: plural(n, 'PCF'),
       pairs: (n * (n - 1)) / 2,
       elements: options.layout === 'condensed' ? (n * (n - 1)) / 2 : n * n,
+      ...(options.layout === 'square' && { smaller: { how: '--layout condensed', elements: (n * (n - 1)) / 2 } }),
       toFile: (call) => pdist(set, { ...call, p: options.p, layout: options.layout }),
       compute: (call) => pdist(set, { ...call, p: options.p }),
       arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),

@@ -142,7 +142,7 @@ export async function computeToFile(sink: NpyFileSink, target: string, compute: 
 export function checkResultFitsMemory(fnName: ResultFileRequest['fnName'], rows: PcfSet, cols: PcfSet, elements: number, dtype: FloatDType, memory: number): void {
   const size = dtype === 'float64' ? 8 : 4;
   const result = elements * size;
-  const ways: WayOut[] = [{ how: "-o FILE.npy (out: 'FILE.npy') to stream the result to disk instead" }];
+  const ways: WayOut[] = [{ how: "-o FILE.npy (out: 'FILE.npy') to stream the result to disk instead", elements: 0 }];
   if (dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: elements * 4 });
   ways.push({ how: `--memory (memory) below the ${memory} bytes the run's buffers may take` });
   checkMemory(result + Math.min(memory, result), elements, `the ${dtype} result of ${subject({ fnName, rows, cols })}`, ways);
