@@ -427,6 +427,9 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     const bad = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '12X']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("option '--memory <size>' argument '12X' is invalid. expected a size such as 512M, 2G or 1073741824 (K, M, G, T are powers of 1024).");
+    const tiny = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '1k']);
+    expect(tiny.code).toBe(2);
+    expect(tiny.stderr).toContain("option '--memory <size>' argument '1k' is invalid. it is 1024 bytes; the least is 1M (1048576 bytes), below which a block would hold a handful of pairs.");
     const json = await pxl(['pdist', at('known.json'), '-o', at('d.json'), '--resume']);
     expect(json.code).toBe(2);
     expect(json.stderr).toBe('pxl: --resume continues a partial .npy output file; a .json output is written whole at the end, so there is nothing to resume\n');
