@@ -459,6 +459,16 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(await written()).toEqual([]);
   });
 
+  it('refuses a .json output whose least text (2 bytes an entry) exceeds the free disk space, before computing', async () => {
+    const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
+    const disk = vi.spyOn(capacityProbe, 'freeDiskBytes').mockResolvedValue(20);
+    const full = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
+    disk.mockRestore();
+    expect(full.code).toBe(1);
+    expect(full.stderr).toBe(`pxl: ${at('d.json')}: the .json text of the float64 result of pdist on 4 PCFs, at least 2 bytes an entry, needs 32 bytes on disk, but only 20 bytes is free in ${dir}; nothing was computed. To fit: -o naming a file on a disk with more free space\n`);
+    expect(await written()).toEqual([]);
+  });
+
   it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, not float32 past the array limit', async () => {
     const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
     const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(200);

@@ -3,11 +3,11 @@
  * one pxl operation and writes the result; all computing is the library's. Loaded only when one of
  * them runs.
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
-import { checkMemory } from '../blocks/capacityCheck.js';
+import { checkDiskSpace, checkMemory } from '../blocks/capacityCheck.js';
 import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
@@ -126,6 +126,12 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
         ...(job.smaller === undefined ? [] : [{ how: job.smaller.how, bytes: 2 * job.smaller.elements * (dtype === 'float64' ? 8 : 4), elements: job.smaller.elements }]),
         ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
       ]);
+      if (!toStdout) {
+        // The text's length is known only once written; every entry takes a digit and a separator.
+        await checkDiskSpace(options.output, dirname(resolve(options.output)), 2 * job.elements, `the .json text of the ${dtype} result of ${job.command} on ${job.inputs}, at least 2 bytes an entry,`, [
+          { how: '-o naming a file on a disk with more free space' },
+        ]);
+      }
     }
     await devices?.ready;
     timeline.mark('devices ready');
