@@ -436,6 +436,12 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(await written()).toEqual(['d.npy']);
   });
 
+  it('says in the summary when --resume found nothing to take over', async () => {
+    const fresh = await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--resume']);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stderr).toMatch(/, computed on \d+ CPU cores?; --resume: no finished block to take over, all computed\n$/);
+  });
+
   it('refuses --format npy into a file not named .npy in its own words, with exit code 2', async () => {
     const dat = await pxl(['pdist', at('known.json'), '-o', at('d.dat'), '--format', 'npy']);
     expect(dat.code).toBe(2);

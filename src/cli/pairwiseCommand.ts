@@ -11,6 +11,7 @@ import { checkDiskSpace, checkMemory } from '../blocks/capacityCheck.js';
 import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
+import type { ResultFile } from '../pcf/resultFile.js';
 import { checkWritable } from './atomicFile.js';
 import { clusterRun } from './clusterCliOptions.js';
 import type { CdistCliOptions, CommandEnv, CommonOptions, L2KernelOptions, PdistOptions } from './commandOptions.js';
@@ -87,7 +88,7 @@ interface PairwiseJob<T> {
   /** A layout of fewer elements, offered when the result does not fit in memory. */
   readonly smaller?: { readonly how: string; readonly elements: number };
   /** The result streamed into OUTPUT (.npy), with `out` and `resume` added to `call`. */
-  readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<unknown>;
+  readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<ResultFile>;
   /** The result in memory (for .json and standard output). */
   readonly compute: (call: CallOptions) => Promise<T>;
   readonly arrange: (result: T) => OutputArray;
@@ -114,6 +115,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   timeline.mark('devices opening');
   let seconds: number;
   let result: T | undefined;
+  let file: ResultFile | undefined;
   let job: PairwiseJob<T>;
   try {
     job = await read(dtype);
@@ -141,7 +143,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
     const onProgress = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
     const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(onProgress && { onProgress }), ...(clusterCall && { cluster: clusterCall }) };
     try {
-      if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
+      if (!inMemory) file = await job.toFile({ ...call, out: options.output, resume: options.resume === true });
       else result = await job.compute(call);
     } finally {
       bar.stop();
@@ -160,7 +162,10 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   }
   if (options.quiet !== true) {
     const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
-    env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}\n`);
+    // What --resume found: a resumed run's rate counts the blocks it took over, and a run with
+    // nothing to resume starts over without another word.
+    const resumed = file === undefined || options.resume !== true ? '' : `; --resume: ${file.blocksResumed === 0 ? 'no finished block to take over, all computed' : `${file.blocksResumed} of ${plural(file.blocks, 'block')} taken over from the journal`}`;
+    env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}${resumed}\n`);
   }
 }
 
