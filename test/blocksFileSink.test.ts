@@ -110,7 +110,7 @@ describe('refusals before computing', () => {
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toBe(
       `${at('d.npy')}: the square float64 result of pdist of 37 PCFs needs 11.08 kB (11080 bytes) on disk, but only 5.00 kB (5000 bytes) is free in ${dir}; nothing was computed. ` +
-        "To fit: --layout condensed (layout: 'condensed'): 5.46 kB (5456 bytes); --dtype float32 (dtype: 'float32'): 5.60 kB (5604 bytes); -o/out naming a file on a disk with more free space",
+        "To fit: --layout condensed (layout: 'condensed'): 5.46 kB (5456 bytes); --dtype float32 (dtype: 'float32'): 5.60 kB (5604 bytes); both: 2.79 kB (2792 bytes); -o/out naming a file on a disk with more free space",
     );
     expect(await readdir(dir)).toEqual([]);
   });

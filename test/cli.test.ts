@@ -456,7 +456,7 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     disk.mockRestore();
     expect(full.code).toBe(1);
     expect(full.stderr).toContain('the square float64 result of pdist of 4 PCFs needs 256 bytes on disk, but only 100 bytes is free');
-    expect(full.stderr).toContain("--layout condensed (layout: 'condensed'): 176 bytes; --dtype float32 (dtype: 'float32'): 192 bytes");
+    expect(full.stderr).toContain("--layout condensed (layout: 'condensed'): 176 bytes; --dtype float32 (dtype: 'float32'): 192 bytes; both: 152 bytes; -o/out naming a file on a disk with more free space");
     const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(100);
     const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
     memory.mockRestore();

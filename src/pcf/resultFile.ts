@@ -65,6 +65,8 @@ function smallerForms(r: Pick<ResultFileRequest, 'fnName' | 'rows' | 'dtype' | '
   const ways: WayOut[] = [];
   if (r.fnName === 'pdist' && r.layout === 'square') ways.push({ how: "--layout condensed (layout: 'condensed')", bytes: bytesOf('condensed', r.dtype) });
   if (r.dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: bytesOf(r.layout, 'float32') });
+  // A quarter of the file, which may fit where either half does not.
+  if (ways.length === 2) ways.push({ how: 'both', bytes: bytesOf('condensed', 'float32') });
   return ways;
 }
 
