@@ -356,6 +356,7 @@ describe('pxl --help and --version', () => {
     const top = await pxl(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('pdist [options] <input>');
+    expect(top.stdout.replace(/\s+/g, ' ')).toContain('Free disk space (and memory, for .json and -o -) is checked before computing.');
     expect(top.stdout).toContain('Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled, 141 standard\noutput closed by its reader before the result was written (as "| head" does).');
     const pdistHelp = await pxl(['pdist', '--help']);
     expect(pdistHelp.code).toBe(0);
