@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stageBlock, type StagedRun } from '../src/blocks/blockStaging.js';
@@ -163,9 +163,26 @@ describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (w
     await writeFile(at(`.d.npy.${pid}.0a1b2c.tmp`), 'partial');
     await writeFile(at(`.d.npy.${pid}.0a1b2c.journal`), 'journal');
     await writeFile(at(`.other.npy.${pid}.0a1b2c.tmp`), 'another target');
-    await writeFile(at(`.d.npy.${process.pid}.0a1b2c.tmp`), 'a live process');
+    await writeFile(at(`.d.npy.${process.ppid}.0a1b2c.tmp`), 'a live process');
     await pdist(X, { out: at('d.npy') });
-    expect((await readdir(dir)).sort()).toEqual([`.d.npy.${process.pid}.0a1b2c.tmp`, `.other.npy.${pid}.0a1b2c.tmp`, 'd.npy']);
+    expect((await readdir(dir)).sort()).toEqual([`.d.npy.${process.ppid}.0a1b2c.tmp`, `.other.npy.${pid}.0a1b2c.tmp`, 'd.npy']);
+  });
+
+  it('takes files named with a pid that is not theirs now as stale: its own pid but not held (pid 1 in a container, run after run), a live pid but written before this boot', async () => {
+    const { header, blocks, file } = await journalOf({ p: 1 });
+    await writeFile(at(`.d.npy.${process.pid}.00ff00.tmp`), file);
+    await writeFile(at(`.d.npy.${process.pid}.00ff00.journal`), `${header}\n0\n1\n2\n`);
+    const resumed = await pdist(X, { out: at('d.npy'), resume: true, ...SMALL_BLOCKS });
+    expect(resumed).toMatchObject({ blocks, blocksResumed: 3 });
+    expect((await readFile(at('d.npy'))).equals(file)).toBe(true);
+    // The parent process is alive; a power loss and a reboot gave its pid to it after the files were written.
+    const before = new Date(Date.now() - uptime() * 1000 - 3_600_000);
+    for (const ext of ['tmp', 'journal']) {
+      await writeFile(at(`.d.npy.${process.ppid}.00ff00.${ext}`), ext === 'tmp' ? file : `${header}\n0\n`);
+      await utimes(at(`.d.npy.${process.ppid}.00ff00.${ext}`), before, before);
+    }
+    expect(await pdist(X, { out: at('d.npy'), resume: true, ...SMALL_BLOCKS })).toMatchObject({ blocks, blocksResumed: 1 });
+    expect(await readdir(dir)).toEqual(['d.npy']);
   });
 
   /** The journal header of a real run, read while it runs, and the finished file. */

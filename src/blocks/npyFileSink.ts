@@ -157,9 +157,16 @@ export class NpyFileSink implements ResultWriter {
           throw new InputFormatError(`cannot resume from the journal ${stale.journal}: ${mismatch}. Run without resuming to start over (that replaces the partial file), or resume with the same inputs and options`, target);
         }
         const paths = partialPathsFor(target);
-        // Renaming claims the files: a second process resuming at the same time finds them gone.
-        await rename(stale.journal, paths.journal);
-        await rename(stale.temp, paths.temp);
+        // Renaming claims the files: a second process resuming at the same time finds them gone,
+        // and a second call of this process finds them held.
+        holdPartialFiles(paths.temp, paths.journal);
+        try {
+          await rename(stale.journal, paths.journal);
+          await rename(stale.temp, paths.temp);
+        } catch (error) {
+          releasePartialFiles(paths.temp, paths.journal);
+          throw error;
+        }
         claimed = paths;
         resumed = contents;
         continue;
