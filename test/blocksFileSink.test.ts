@@ -143,6 +143,11 @@ describe('refusals before computing', () => {
     expect(error).toEqual(new InputFormatError('is a directory; name a file to write', at('dir.npy')));
     expect(blocksDone).toBe(0);
     expect(await readdir(dir)).toEqual([]);
+    // A file where the directory should be: the partial file cannot be made, and that is the error.
+    await writeFile(at('file'), 'not a directory');
+    const inFile = await pdist(X, { out: join(at('file'), 'd.npy') }).catch((e: unknown) => e);
+    expect(inFile).toBeInstanceOf(InputFormatError);
+    expect((inFile as Error).message).toMatch(/: cannot create the partial file .*: ENOTDIR: not a directory/);
   });
 });
 

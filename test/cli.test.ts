@@ -290,6 +290,12 @@ describe('pxl errors', () => {
       stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT`),
     },
     {
+      name: 'an output "directory" that is a file',
+      args: () => ['pdist', at('known.json'), '-o', join(at('cd.json'), 'd.npy')],
+      code: 1,
+      stderr: () => `pxl: ${join(at('cd.json'), 'd.npy')}: cannot write to directory ${at('cd.json')}: it is a file, not a directory\n`,
+    },
+    {
       name: 'a result JSON cannot hold',
       args: () => ['pdist', at('huge.json'), '-o', at('d.json')],
       code: 1,

@@ -198,7 +198,8 @@ export class NpyFileSink implements ResultWriter {
     } catch (error) {
       await handle?.close().catch(() => undefined);
       // A refused resume keeps its files (the user may retry with the right inputs); a fresh one goes.
-      if (claimed === undefined) await removePartial(paths);
+      // What failed is the error to report: removing files that were never made may fail too (ENOTDIR).
+      if (claimed === undefined) await removePartial(paths).catch(() => undefined);
       releasePartialFiles(paths.temp, paths.journal);
       throw error;
     }

@@ -37,6 +37,7 @@ export async function checkWritable(path: string): Promise<void> {
   } catch (error) {
     throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}`, path, { cause: error });
   }
+  if (!(await stat(dir)).isDirectory()) throw new InputFormatError(`cannot write to directory ${dir}: it is a file, not a directory`, path);
   const existing = await stat(path).catch(() => undefined);
   if (existing?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', path);
 }
