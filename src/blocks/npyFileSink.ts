@@ -10,7 +10,7 @@
  * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
  * a hard-killed one leaves both for a later run to resume (or to remove).
  */
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, invariant } from '../core/errors.js';
@@ -163,6 +163,10 @@ export class NpyFileSink implements ResultWriter {
         try {
           await rename(stale.journal, paths.journal);
           await rename(stale.temp, paths.temp);
+          // Written now: files from before a reboot would pass for stale (partialFiles.ts) until the first block lands.
+          const now = new Date();
+          await utimes(paths.journal, now, now);
+          await utimes(paths.temp, now, now);
         } catch (error) {
           releasePartialFiles(paths.temp, paths.journal);
           throw error;
