@@ -8,6 +8,7 @@
 //   npm run bench:scale                 # 5k, 10k, 20k
 //   npm run bench:scale -- --big        # adds 40k (a 12.8 GB file)
 //   node bench/scale.mjs --sizes 2000,4000 --reps 3 --dir /mnt/fast
+//   node bench/scale.mjs --help
 import { spawnSync } from 'node:child_process';
 import { openSync, writeSync, fdatasyncSync, closeSync, rmSync, mkdtempSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -19,6 +20,37 @@ const arg = (name) => {
   const k = process.argv.indexOf(name);
   return k < 0 ? undefined : process.argv[k + 1];
 };
+
+const USAGE = `Usage: node bench/scale.mjs [--sizes N,N,...] [--reps R] [--dir DIR] [--big]
+
+pdist of N PCFs (20 breakpoints) to a square float64 .npy file in DIR (default: the system's
+temporary directory) against the same pdist held in memory and the disk's sequential write speed,
+each size R times (default 2). Sizes default to 5000,10000,20000; --big adds 40000 (a 12.8 GB
+file). Prints one JSON document: per size pairsPerSecond, wallOverMemory, peakRssMiB,
+maxEventLoopStallMs, diskMBps and withinGoal; growthPerDoubling across sizes.
+`;
+
+if (process.argv[2] !== '--child') {
+  // A mistyped flag must not start minutes of runs and gigabytes of files with the defaults.
+  const valued = new Set(['--sizes', '--reps', '--dir']);
+  const args = process.argv.slice(2);
+  for (let k = 0; k < args.length; k++) {
+    if (args[k] === '--help' || args[k] === '-h') {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    }
+    if (valued.has(args[k]) && args[k + 1] !== undefined) k++;
+    else if (args[k] !== '--big') {
+      process.stderr.write(`bench/scale: unknown or incomplete argument '${args[k]}'\n\n${USAGE}`);
+      process.exit(2);
+    }
+  }
+  const sizes = (args[args.indexOf('--sizes') + 1] ?? '').split(',');
+  if (args.includes('--sizes') && !sizes.every((n) => /^\d+$/.test(n) && Number(n) >= 2)) {
+    process.stderr.write(`bench/scale: --sizes takes whole numbers of at least 2, separated by commas, got '${sizes.join(',')}'\n`);
+    process.exit(2);
+  }
+}
 
 if (process.argv[2] === '--child') {
   // One measured run: node bench/scale.mjs --child <memory|file> <n> <path>

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stageBlock, type StagedRun } from '../src/blocks/blockStaging.js';
@@ -110,7 +110,7 @@ describe('refusals before computing', () => {
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toBe(
       `${at('d.npy')}: the square float64 result of pdist of 37 PCFs needs 11.08 kB (11080 bytes) on disk, but only 5.00 kB (5000 bytes) is free in ${dir}; nothing was computed. ` +
-        "To fit: --layout condensed (layout: 'condensed'): 5.46 kB (5456 bytes); --dtype float32 (dtype: 'float32'): 5.60 kB (5604 bytes); -o/out naming a file on a disk with more free space",
+        "To fit: --layout condensed (layout: 'condensed'): 5.46 kB (5456 bytes); --dtype float32 (dtype: 'float32'): 5.60 kB (5604 bytes); both: 2.79 kB (2792 bytes); -o/out naming a file on a disk with more free space",
     );
     expect(await readdir(dir)).toEqual([]);
   });
@@ -132,6 +132,23 @@ describe('refusals before computing', () => {
     await expect(l2Kernel(X, { out: at('k.npy'), layout: 'condensed' as 'square' })).rejects.toThrow(/l2Kernel writes only layout 'square'/);
     await expect(pdist(X, { layout: 'condensed' })).rejects.toThrow(/layout says how out is written/);
   });
+
+  it('refuses, before computing, an out in a missing directory or naming a directory', async () => {
+    const missing = join(dir, 'no-such-dir', 'd.npy');
+    await expect(pdist(X, { out: missing })).rejects.toThrow(new InputFormatError(`cannot write to directory ${join(dir, 'no-such-dir')}: ENOENT: no such file or directory, statfs '${join(dir, 'no-such-dir')}'`, missing));
+    await mkdir(at('dir.npy'));
+    let blocksDone = 0;
+    const error = await pdist(X, { out: at('dir.npy'), ...SMALL_BLOCKS, onProgress: (p) => (blocksDone = p.blocksDone) }).catch((e: unknown) => e);
+    await rm(at('dir.npy'), { recursive: true });
+    expect(error).toEqual(new InputFormatError('is a directory; name a file to write', at('dir.npy')));
+    expect(blocksDone).toBe(0);
+    expect(await readdir(dir)).toEqual([]);
+    // A file where the directory should be: the partial file cannot be made, and that is the error.
+    await writeFile(at('file'), 'not a directory');
+    const inFile = await pdist(X, { out: join(at('file'), 'd.npy') }).catch((e: unknown) => e);
+    expect(inFile).toBeInstanceOf(InputFormatError);
+    expect((inFile as Error).message).toMatch(/: cannot create the partial file .*: ENOTDIR: not a directory/);
+  });
 });
 
 describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (writer) => {
@@ -151,9 +168,26 @@ describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (w
     await writeFile(at(`.d.npy.${pid}.0a1b2c.tmp`), 'partial');
     await writeFile(at(`.d.npy.${pid}.0a1b2c.journal`), 'journal');
     await writeFile(at(`.other.npy.${pid}.0a1b2c.tmp`), 'another target');
-    await writeFile(at(`.d.npy.${process.pid}.0a1b2c.tmp`), 'a live process');
+    await writeFile(at(`.d.npy.${process.ppid}.0a1b2c.tmp`), 'a live process');
     await pdist(X, { out: at('d.npy') });
-    expect((await readdir(dir)).sort()).toEqual([`.d.npy.${process.pid}.0a1b2c.tmp`, `.other.npy.${pid}.0a1b2c.tmp`, 'd.npy']);
+    expect((await readdir(dir)).sort()).toEqual([`.d.npy.${process.ppid}.0a1b2c.tmp`, `.other.npy.${pid}.0a1b2c.tmp`, 'd.npy']);
+  });
+
+  it('takes files named with a pid that is not theirs now as stale: its own pid but not held (pid 1 in a container, run after run), a live pid but written before this boot', async () => {
+    const { header, blocks, file } = await journalOf({ p: 1 });
+    await writeFile(at(`.d.npy.${process.pid}.00ff00.tmp`), file);
+    await writeFile(at(`.d.npy.${process.pid}.00ff00.journal`), `${header}\n0\n1\n2\n`);
+    const resumed = await pdist(X, { out: at('d.npy'), resume: true, ...SMALL_BLOCKS });
+    expect(resumed).toMatchObject({ blocks, blocksResumed: 3 });
+    expect((await readFile(at('d.npy'))).equals(file)).toBe(true);
+    // The parent process is alive; a power loss and a reboot gave its pid to it after the files were written.
+    const before = new Date(Date.now() - uptime() * 1000 - 3_600_000);
+    for (const ext of ['tmp', 'journal']) {
+      await writeFile(at(`.d.npy.${process.ppid}.00ff00.${ext}`), ext === 'tmp' ? file : `${header}\n0\n`);
+      await utimes(at(`.d.npy.${process.ppid}.00ff00.${ext}`), before, before);
+    }
+    expect(await pdist(X, { out: at('d.npy'), resume: true, ...SMALL_BLOCKS })).toMatchObject({ blocks, blocksResumed: 1 });
+    expect(await readdir(dir)).toEqual(['d.npy']);
   });
 
   /** The journal header of a real run, read while it runs, and the finished file. */

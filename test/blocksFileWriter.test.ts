@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BlockScheduler, type BlockInfo } from '../src/blocks/blockScheduler.js';
@@ -101,6 +102,25 @@ describe.each(FILE_WRITERS)('the file writer (%s thread)', (kind) => {
     await expect(failed).rejects.toThrow(LogicError);
     await expect(failed).rejects.toThrow(new RegExp(`block ${diagonal.index} .*skipped entry`));
     expect((await readdir(dir)).filter((n) => n.includes(`bad-${kind}.npy`))).toEqual([]);
+  });
+});
+
+describe('a resumed sink', () => {
+  it('claims a dead run\'s files as written now, so that files from before a reboot do not pass for stale while it resumes them', async () => {
+    const target = join(dir, 'claimed.npy');
+    const layout = npyFileLayout('square', 'float64', 4, 4);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const before = new Date(Date.now() - uptime() * 1000 - 3_600_000);
+    const stale = join(dir, `.claimed.npy.${dead}.00ff00`);
+    await writeFile(`${stale}.tmp`, new Uint8Array(layout.bytes));
+    await writeFile(`${stale}.journal`, `pxl-block-journal-1 ${JSON.stringify({ inputs: 'x', options: 'y', blockSide: 4, blocks: 1, bytes: layout.bytes })}\n`);
+    for (const ext of ['tmp', 'journal']) await utimes(`${stale}.${ext}`, before, before);
+    const sink = await NpyFileSink.open({ target, layout, identity: { inputs: 'x', options: 'y' }, resume: true, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
+    expect(sink.resumed).toBeDefined();
+    const booted = Date.now() - uptime() * 1000;
+    for (const path of [sink.paths.temp, sink.paths.journal]) expect((await stat(path)).mtimeMs).toBeGreaterThan(booted);
+    await sink.abort();
+    expect((await readdir(dir)).filter((n) => n.includes('claimed.npy'))).toEqual([]);
   });
 });
 

@@ -290,6 +290,12 @@ describe('pxl errors', () => {
       stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT`),
     },
     {
+      name: 'an output "directory" that is a file',
+      args: () => ['pdist', at('known.json'), '-o', join(at('cd.json'), 'd.npy')],
+      code: 1,
+      stderr: () => `pxl: ${join(at('cd.json'), 'd.npy')}: cannot write to directory ${at('cd.json')}: it is a file, not a directory\n`,
+    },
+    {
       name: 'a result JSON cannot hold',
       args: () => ['pdist', at('huge.json'), '-o', at('d.json')],
       code: 1,
@@ -356,6 +362,7 @@ describe('pxl --help and --version', () => {
     const top = await pxl(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('pdist [options] <input>');
+    expect(top.stdout.replace(/\s+/g, ' ')).toContain('Free disk space (and memory, for .json and -o -) is checked before computing.');
     expect(top.stdout).toContain('Exit codes: 0 done, 1 runtime or input error, 2 usage error, 130 cancelled, 141 standard\noutput closed by its reader before the result was written (as "| head" does).');
     const pdistHelp = await pxl(['pdist', '--help']);
     expect(pdistHelp.code).toBe(0);
@@ -427,10 +434,26 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     const bad = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '12X']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("option '--memory <size>' argument '12X' is invalid. expected a size such as 512M, 2G or 1073741824 (K, M, G, T are powers of 1024).");
+    const tiny = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '1k']);
+    expect(tiny.code).toBe(2);
+    expect(tiny.stderr).toContain("option '--memory <size>' argument '1k' is invalid. it is 1024 bytes; the least is 1M (1048576 bytes), below which a block would hold a handful of pairs.");
     const json = await pxl(['pdist', at('known.json'), '-o', at('d.json'), '--resume']);
     expect(json.code).toBe(2);
     expect(json.stderr).toBe('pxl: --resume continues a partial .npy output file; a .json output is written whole at the end, so there is nothing to resume\n');
     expect(await written()).toEqual(['d.npy']);
+  });
+
+  it('says in the summary when --resume found nothing to take over', async () => {
+    const fresh = await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--resume']);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stderr).toMatch(/, computed on \d+ CPU cores?; --resume: no finished block to take over, all computed\n$/);
+  });
+
+  it('refuses --format npy into a file not named .npy in its own words, with exit code 2', async () => {
+    const dat = await pxl(['pdist', at('known.json'), '-o', at('d.dat'), '--format', 'npy']);
+    expect(dat.code).toBe(2);
+    expect(dat.stderr).toBe(`pxl: a .npy output is written block by block into a file named FILE.npy; give -o a name ending in .npy instead of ${at('d.dat')}, or write to standard output with -o - --format npy\n`);
+    expect(await written()).toEqual([]);
   });
 
   it('refuses an .npy output larger than the free disk space, and a .json result larger than memory, before computing', async () => {
@@ -440,12 +463,37 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     disk.mockRestore();
     expect(full.code).toBe(1);
     expect(full.stderr).toContain('the square float64 result of pdist of 4 PCFs needs 256 bytes on disk, but only 100 bytes is free');
-    expect(full.stderr).toContain("--layout condensed (layout: 'condensed'): 176 bytes; --dtype float32 (dtype: 'float32'): 192 bytes");
+    expect(full.stderr).toContain("--layout condensed (layout: 'condensed'): 176 bytes; --dtype float32 (dtype: 'float32'): 192 bytes; both: 152 bytes; -o/out naming a file on a disk with more free space");
     const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(100);
     const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
     memory.mockRestore();
     expect(small.code).toBe(1);
     expect(small.stderr).toContain('needs 256 bytes of memory, but only 100 bytes is available; nothing was computed. To fit: -o ');
     expect(await written()).toEqual([]);
+  });
+
+  it('refuses a .json output whose least text (2 bytes an entry) exceeds the free disk space, before computing', async () => {
+    const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
+    const disk = vi.spyOn(capacityProbe, 'freeDiskBytes').mockResolvedValue(20);
+    const full = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
+    disk.mockRestore();
+    expect(full.code).toBe(1);
+    expect(full.stderr).toBe(`pxl: ${at('d.json')}: the .json text of the float64 result of pdist on 4 PCFs, at least 2 bytes an entry, needs 32 bytes on disk, but only 20 bytes is free in ${dir}; nothing was computed. To fit: -o naming a file on a disk with more free space\n`);
+    expect(await written()).toEqual([]);
+  });
+
+  it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, not float32 past the array limit', async () => {
+    const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
+    const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(200);
+    const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
+    memory.mockRestore();
+    expect(small.code).toBe(1);
+    expect(small.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 200 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes; --dtype float32: 128 bytes\n`);
+    // 65,537 PCFs: a square of 65537^2 > 2^32 elements, in float32 too; the condensed half is below.
+    await writeFile(at('many.json'), `[${Array.from({ length: 65_537 }, () => '[[0,0]]').join(',')}]`);
+    const many = await pxl(['pdist', at('many.json'), '-o', '-', '--format', 'npy']);
+    await rm(at('many.json'));
+    expect(many.code).toBe(1);
+    expect(many.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory); --layout condensed: 34.36 GB (34360262656 bytes)\n');
   });
 });

@@ -68,8 +68,12 @@ describe.each(FILE_WRITERS)('pxl runs that stop and resume (file writer on the %
     expect(refused.stderr).toContain('it was written for pdist l1, float64, square layout of shape [3000, 3000], but this run is pdist lp p=2, float64, square layout of shape [3000, 3000]');
     expect(await partials()).toEqual(left);
 
-    const resumed = start([...args, '--resume']);
-    expect((await resumed.exit).code).toBe(0);
+    const resumed = start([...args.filter((a) => a !== '-q'), '--resume']);
+    const ended = await resumed.exit;
+    expect(ended.code).toBe(0);
+    const taken = /, computed on .*; --resume: (\d+) of (\d+) blocks taken over from the journal\n$/.exec(ended.stderr);
+    expect(taken, ended.stderr).not.toBeNull();
+    expect(Number(taken![1])).toBeGreaterThan(0);
     expect(await partials()).toEqual([]);
     expect(await run(['pdist', at('in.json'), '-o', at('whole.npy'), '--memory', '1M', '-q'], { interceptSigint: false })).toBe(0);
     expect((await readFile(at('out.npy'))).equals(await readFile(at('whole.npy')))).toBe(true);

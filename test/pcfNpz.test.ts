@@ -150,6 +150,17 @@ print(z['offsets'][-1], repr(float(z['values'][5])))
     await writeFile(at('big.npz'), npz({ offsets: npy('<i8', offsets64([0, 1])), times: f8([0]), values: f8([1e300]) }));
     await expect(readPcfFile(at('big.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError('PCF 0: breakpoint 0 has value beyond the float32 range; read it as float64', at('big.npz')));
   });
+
+  it('says so when float64 times that differ in the file round to one float32', async () => {
+    const f8 = (xs: number[]): Uint8Array => npy('<f8', Float64Array.from(xs));
+    // PCF 1's times 1 + 2^-30 and 1 + 2^-29 are both 1 in float32; PCF 0 ends above PCF 1's start.
+    await writeFile(at('close.npz'), npz({ offsets: npy('<i8', offsets64([0, 2, 5])), times: f8([0, 3, 0, 1 + 2 ** -30, 1 + 2 ** -29]), values: f8([1, 0, 1, 2, 0]) }));
+    expect((await readPcfFile(at('close.npz'))).count).toBe(2);
+    await expect(readPcfFile(at('close.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError(
+      "PCF 1: breakpoint 2 has time 1, not after the time 1 of breakpoint 1 (times must strictly increase); the file's float64 times 1.0000000009313226 and 1.0000000018626451 of breakpoints 1 and 2 round to the same float32: read it as float64 (--dtype float64; dtype: 'float64')",
+      at('close.npz'),
+    ));
+  });
 });
 
 describe('the CLI with .npz', () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { OptionError } from '../src/core/errors.js';
-import { pcfAt } from '../src/pcf/pcfSet.js';
+import { pcfAt, pcfSetFrom } from '../src/pcf/pcfSet.js';
 import type { PcfSet } from '../src/pcf/pcfSet.js';
 import { randomPcfs, RANDOM_TIME_SPAN, SeededRng } from '../src/pcf/random.js';
 
@@ -85,6 +85,13 @@ describe('randomPcfs', () => {
         expect(brokenInvariant(randomPcfs({ n, points, seed, dtype }), n, points)).toBeUndefined();
       }),
     );
+  });
+
+  it('gives float64 PCFs whose times stay distinct rounded to float32, so --dtype float32 takes them', () => {
+    // Seed 107 drew, in PCF 511, two times that differ in float64 and round to one float32.
+    const set = randomPcfs({ n: 1000, points: 20, seed: 107 });
+    const rounded = pcfSetFrom(Array.from({ length: set.count }, (_, i) => pcfAt(set, i)), 'float32');
+    expect(rounded.count).toBe(1000);
   });
 
   it('produces PCFs that pass validation', () => {

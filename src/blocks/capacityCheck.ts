@@ -47,6 +47,11 @@ export interface WayOut {
   readonly how: string;
   /** The bytes needed that way; omitted when the change does not shrink the result itself. */
   readonly bytes?: number;
+  /**
+   * The elements held in memory that way (0 for a file): only such ways are offered for a result of
+   * more elements than one array holds. Omitted when the count stays the same.
+   */
+  readonly elements?: number;
 }
 
 function ways(waysOut: readonly WayOut[]): string {
@@ -59,11 +64,17 @@ function ways(waysOut: readonly WayOut[]): string {
  *
  * @param what the result in words, e.g. `'the square float64 result of pdist on 50000 PCFs'`.
  * @param waysOut smaller alternatives to offer.
- * @throws (rejects) InputFormatError naming `target`, the size needed, the space free and the ways out.
+ * @throws (rejects) InputFormatError naming `target`, the size needed, the space free and the ways out;
+ *   InputFormatError naming `target` when `directory` cannot be read (missing, say).
  * @example await checkDiskSpace('/data/d.npy', '/data', layout.bytes, 'the result', [{ how: '--dtype float32', bytes: layout.bytes / 2 }]);
  */
 export async function checkDiskSpace(target: string, directory: string, needed: number, what: string, waysOut: readonly WayOut[]): Promise<void> {
-  const free = await capacityProbe.freeDiskBytes(directory);
+  let free: number;
+  try {
+    free = await capacityProbe.freeDiskBytes(directory);
+  } catch (error) {
+    throw new InputFormatError(`cannot write to directory ${directory}: ${error instanceof Error ? error.message : String(error)}`, target, { cause: error });
+  }
   if (needed <= free) return;
   throw new InputFormatError(
     `${what} needs ${formatBytes(needed)} on disk, but only ${formatBytes(free)} is free in ${directory}; nothing was computed. To fit: ${ways(waysOut)}`,
@@ -81,7 +92,8 @@ export async function checkDiskSpace(target: string, directory: string, needed: 
 export function checkMemory(needed: number, elements: number, what: string, waysOut: readonly WayOut[]): void {
   const MAX_ELEMENTS = 2 ** 32;
   if (elements > MAX_ELEMENTS) {
-    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${ways(waysOut)}`);
+    const fewer = waysOut.filter((w) => w.elements !== undefined && w.elements <= MAX_ELEMENTS);
+    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${ways(fewer)}`);
   }
   const available = capacityProbe.availableMemoryBytes();
   if (needed <= available) return;

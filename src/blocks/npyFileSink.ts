@@ -10,7 +10,7 @@
  * blocks, and renamed over the target only when complete; a cancelled or failed run removes both,
  * a hard-killed one leaves both for a later run to resume (or to remove).
  */
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, invariant } from '../core/errors.js';
@@ -144,6 +144,8 @@ export class NpyFileSink implements ResultWriter {
    */
   static async open(options: NpyFileSinkOptions): Promise<NpyFileSink> {
     const { target, layout } = options;
+    // Refused before anything runs: a rename over a directory would fail only once the result is complete.
+    if ((await stat(target).catch(() => undefined))?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', target);
     const expected = { ...options.identity, bytes: layout.bytes };
     let resumed: NpyFileSink['resumed'];
     let claimed: PartialPaths | undefined;
@@ -155,9 +157,20 @@ export class NpyFileSink implements ResultWriter {
           throw new InputFormatError(`cannot resume from the journal ${stale.journal}: ${mismatch}. Run without resuming to start over (that replaces the partial file), or resume with the same inputs and options`, target);
         }
         const paths = partialPathsFor(target);
-        // Renaming claims the files: a second process resuming at the same time finds them gone.
-        await rename(stale.journal, paths.journal);
-        await rename(stale.temp, paths.temp);
+        // Renaming claims the files: a second process resuming at the same time finds them gone,
+        // and a second call of this process finds them held.
+        holdPartialFiles(paths.temp, paths.journal);
+        try {
+          await rename(stale.journal, paths.journal);
+          await rename(stale.temp, paths.temp);
+          // Written now: files from before a reboot would pass for stale (partialFiles.ts) until the first block lands.
+          const now = new Date();
+          await utimes(paths.journal, now, now);
+          await utimes(paths.temp, now, now);
+        } catch (error) {
+          releasePartialFiles(paths.temp, paths.journal);
+          throw error;
+        }
         claimed = paths;
         resumed = contents;
         continue;
@@ -189,7 +202,8 @@ export class NpyFileSink implements ResultWriter {
     } catch (error) {
       await handle?.close().catch(() => undefined);
       // A refused resume keeps its files (the user may retry with the right inputs); a fresh one goes.
-      if (claimed === undefined) await removePartial(paths);
+      // What failed is the error to report: removing files that were never made may fail too (ENOTDIR).
+      if (claimed === undefined) await removePartial(paths).catch(() => undefined);
       releasePartialFiles(paths.temp, paths.journal);
       throw error;
     }

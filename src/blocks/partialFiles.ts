@@ -2,15 +2,20 @@
  * Partial files: a result being written lives in `.<name>.<pid>.<hex>.tmp` beside its target
  * `<name>`, with its journal in `.<name>.<pid>.<hex>.journal`, until it is complete and renamed into
  * place. The pid says which process owns them: files of a process that is no longer alive are
- * stale, to be resumed or removed by the next run for the same target.
+ * stale, to be resumed or removed by the next run for the same target. A pid is not unique over
+ * time: in a container pxl is pid 1 run after run, and after a reboot (a power loss) an old pid
+ * may name a live process that never saw the files. So files named with this process's own pid
+ * are its own only while it holds them, and files last written before this boot are stale
+ * whatever process now has their pid.
  *
  * This module also keeps the partial files the current process holds, so that a second Ctrl-C,
  * which must end the process at once, can still remove them synchronously on the way out.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { uptime } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** The files of one partial result. */
 export interface PartialPaths {
@@ -71,7 +76,7 @@ export async function stalePartials(target: string, alive: (pid: number) => bool
     const m = pattern.exec(name);
     if (m === null) continue;
     const pid = Number(m[1]);
-    if (pid === process.pid || alive(pid)) continue;
+    if (pid === process.pid ? held.has(resolve(dir, name)) : alive(pid) && !(await beforeBoot(join(dir, name)))) continue;
     const key = `${m[1]}.${m[2]}`;
     const entry = found.get(key) ?? { pid, hex: m[2]!, temp: false, journal: false };
     if (m[3] === 'tmp') entry.temp = true;
@@ -79,6 +84,15 @@ export async function stalePartials(target: string, alive: (pid: number) => bool
     found.set(key, entry);
   }
   return [...found.values()].map((e) => ({ ...pathsOf(target, e.pid, e.hex), hasTemp: e.temp, hasJournal: e.journal }));
+}
+
+/**
+ * Whether `path` was last written before this machine booted (a second of slack for the clock),
+ * so that no process alive now can be writing it. False when it cannot be read.
+ */
+async function beforeBoot(path: string): Promise<boolean> {
+  const written = await stat(path).then((s) => s.mtimeMs, () => Infinity);
+  return written < Date.now() - uptime() * 1000 - 1000;
 }
 
 /** Removes both files of a partial result; missing files are fine. */
@@ -91,12 +105,12 @@ const held = new Set<string>();
 
 /** Records files this process must remove if it is forced to end before it can clean up. */
 export function holdPartialFiles(...paths: string[]): void {
-  for (const p of paths) held.add(p);
+  for (const p of paths) held.add(resolve(p));
 }
 
 /** Forgets files this process no longer needs to remove (renamed into place, or removed). */
 export function releasePartialFiles(...paths: string[]): void {
-  for (const p of paths) held.delete(p);
+  for (const p of paths) held.delete(resolve(p));
 }
 
 /**

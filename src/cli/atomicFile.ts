@@ -37,6 +37,7 @@ export async function checkWritable(path: string): Promise<void> {
   } catch (error) {
     throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}`, path, { cause: error });
   }
+  if (!(await stat(dir)).isDirectory()) throw new InputFormatError(`cannot write to directory ${dir}: it is a file, not a directory`, path);
   const existing = await stat(path).catch(() => undefined);
   if (existing?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', path);
 }
@@ -54,14 +55,16 @@ export async function checkWritable(path: string): Promise<void> {
 export async function writeFileAtomic(path: string, produce: (sink: FileSink) => Promise<void>, signal?: AbortSignal): Promise<void> {
   for (const stale of await stalePartials(path)) await removePartial(stale);
   const temp = partialPathsFor(path).temp;
+  // Held from before it exists: a file named with this process's pid and not held is stale.
+  holdPartialFiles(temp);
   let handle: FileHandle;
   try {
     handle = await open(temp, 'wx');
   } catch (error) {
+    releasePartialFiles(temp);
     throw new InputFormatError(`cannot create a temporary file in ${dirname(path)}: ${reason(error)}`, path, { cause: error });
   }
   let isOpen = true;
-  holdPartialFiles(temp);
   try {
     const sink: FileSink = {
       write: async (chunk) => {

@@ -41,7 +41,13 @@ const pOption = (): Option => new Option('--p <p>', 'exponent of the Lp distance
 /** -q for a command whose only chatter on stderr is `what`; errors are printed whatever it says. */
 export const quietOption = (what: string): Option => new Option('-q, --quiet', `print no ${what} (errors are still printed)`);
 const pairwiseQuiet = (): Option => quietOption('progress bar, summary line or cluster status lines on stderr');
-const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G').default(512 * 2 ** 20, '512M').argParser(parseSize);
+/** The API's least `memory` (src/pcf/pairwiseOptions.ts), refused here in --memory's terms. */
+const MIN_MEMORY = 2 ** 20;
+const memoryOption = (): Option => new Option('--memory <size>', 'memory for block buffers and blocks in flight to disk, e.g. 512M or 2G (at least 1M)').default(512 * 2 ** 20, '512M').argParser((text) => {
+  const bytes = parseSize(text);
+  if (bytes < MIN_MEMORY) throw new InvalidArgumentError(`it is ${bytes} bytes; the least is 1M (${MIN_MEMORY} bytes), below which a block would hold a handful of pairs.`);
+  return bytes;
+});
 /**
  * A commander parser of --cores: 1 to the cores of this machine. More would be threads taking turns
  * on the same cores, each with its own memory (999 of them take gigabytes), and summaries and

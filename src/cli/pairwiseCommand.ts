@@ -3,15 +3,16 @@
  * one pxl operation and writes the result; all computing is the library's. Loaded only when one of
  * them runs.
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
-import { checkMemory } from '../blocks/capacityCheck.js';
+import { checkDiskSpace, checkMemory } from '../blocks/capacityCheck.js';
 import { showDawnOutput } from '../backends/webgpu/dawnOutput.js';
 import type { ClusterOptions } from '../cluster/index.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
+import type { ResultFile } from '../pcf/resultFile.js';
 import { checkWritable } from './atomicFile.js';
 import { clusterRun } from './clusterCliOptions.js';
 import type { CdistCliOptions, CommandEnv, CommonOptions, L2KernelOptions, PdistOptions } from './commandOptions.js';
@@ -66,6 +67,10 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
       throw new UsageError(`the output ${options.output} is also an input; writing it would replace the input, so choose another path`);
     }
     await checkWritable(options.output);
+    // The API's `out` takes only .npy names: refused here in the CLI's words, before any reading.
+    if (format === 'npy' && !options.output.toLowerCase().endsWith('.npy')) {
+      throw new UsageError(`a .npy output is written block by block into a file named FILE.npy; give -o a name ending in .npy instead of ${options.output}, or write to standard output with -o - --format npy`);
+    }
   }
   return { format, dtype, toStdout, inMemory: format === 'json' || toStdout };
 }
@@ -85,8 +90,10 @@ interface PairwiseJob<T> {
   readonly pairs: number;
   /** Elements of the arranged result, for the memory check of a result held in memory. */
   readonly elements: number;
+  /** A layout of fewer elements, offered when the result does not fit in memory. */
+  readonly smaller?: { readonly how: string; readonly elements: number };
   /** The result streamed into OUTPUT (.npy), with `out` and `resume` added to `call`. */
-  readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<unknown>;
+  readonly toFile: (call: CallOptions & { out: string; resume: boolean }) => Promise<ResultFile>;
   /** The result in memory (for .json and standard output). */
   readonly compute: (call: CallOptions) => Promise<T>;
   readonly arrange: (result: T) => OutputArray;
@@ -114,6 +121,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   timeline.mark('devices opening');
   let seconds: number;
   let result: T | undefined;
+  let file: ResultFile | undefined;
   let job: PairwiseJob<T>;
   try {
     job = await read(dtype);
@@ -122,9 +130,16 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
       const held = toStdout ? `written to standard output as ${format}` : 'to be written as text';
       checkMemory(2 * bytes, job.elements, `the ${dtype} result of ${job.command} on ${job.inputs}, held in memory ${held},`, [
-        { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)` },
+        { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)`, elements: 0 },
+        ...(job.smaller === undefined ? [] : [{ how: job.smaller.how, bytes: 2 * job.smaller.elements * (dtype === 'float64' ? 8 : 4), elements: job.smaller.elements }]),
         ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
       ]);
+      if (!toStdout) {
+        // The text's length is known only once written; every entry takes a digit and a separator.
+        await checkDiskSpace(options.output, dirname(resolve(options.output)), 2 * job.elements, `the .json text of the ${dtype} result of ${job.command} on ${job.inputs}, at least 2 bytes an entry,`, [
+          { how: '-o naming a file on a disk with more free space' },
+        ]);
+      }
     }
     await devices?.ready;
     timeline.mark('devices ready');
@@ -134,7 +149,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
     const onProgress = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
     const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(onProgress && { onProgress }), ...(clusterCall && { cluster: clusterCall }) };
     try {
-      if (!inMemory) await job.toFile({ ...call, out: options.output, resume: options.resume === true });
+      if (!inMemory) file = await job.toFile({ ...call, out: options.output, resume: options.resume === true });
       else result = await job.compute(call);
     } finally {
       bar.stop();
@@ -153,7 +168,10 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   }
   if (options.quiet !== true) {
     const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
-    env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}\n`);
+    // What --resume found: a resumed run's rate counts the blocks it took over, and a run with
+    // nothing to resume starts over without another word.
+    const resumed = file === undefined || options.resume !== true ? '' : `; --resume: ${file.blocksResumed === 0 ? 'no finished block to take over, all computed' : `${file.blocksResumed} of ${plural(file.blocks, 'block')} taken over from the journal`}`;
+    env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}${resumed}\n`);
   }
 }
 
@@ -184,6 +202,7 @@ export async function pdistCommand(env: CommandEnv, input: string, options: Pdis
       inputs: plural(n, 'PCF'),
       pairs: (n * (n - 1)) / 2,
       elements: options.layout === 'condensed' ? (n * (n - 1)) / 2 : n * n,
+      ...(options.layout === 'square' && { smaller: { how: '--layout condensed', elements: (n * (n - 1)) / 2 } }),
       toFile: (call) => pdist(set, { ...call, p: options.p, layout: options.layout }),
       compute: (call) => pdist(set, { ...call, p: options.p }),
       arrange: (matrix) => (options.layout === 'condensed' ? scipyCondensed(matrix) : squareLayout(matrix)),

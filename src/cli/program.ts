@@ -27,8 +27,8 @@ pdist layouts: square is the n x n matrix with a zero diagonal; condensed is
 scipy's condensed vector: entry (i, j), i < j, at n*i - i*(i+1)/2 + (j - i - 1),
 as scipy.spatial.distance.squareform reads it.
 The output goes to a temporary file that is renamed into place when complete,
-so it is never left partial. Free disk space (or memory, for .json) is checked
-before computing. Ctrl-C or SIGTERM stops the run and removes the temporary
+so it is never left partial. Free disk space (and memory, for .json and -o -) is
+checked before computing. Ctrl-C or SIGTERM stops the run and removes the temporary
 file (a second one ends at once, still removing it). A run killed hard leaves
 its .npy temporary file and a journal of finished blocks: run the same command
 with --resume to finish it; without --resume they are removed.

@@ -57,6 +57,12 @@ class MemberReader {
   #filled = 0;
   /** Index of the first element that overflowed float32 on conversion, or -1. */
   overflow = -1;
+  /**
+   * The first element (its index, its float64 value and the one before) above the element before
+   * it that rounds to the same float32 or lower: two times that only the conversion made equal.
+   */
+  merged: { readonly at: number; readonly before: number; readonly value: number } | undefined;
+  #previous = Infinity;
 
   constructor(name: Name, fail: (message: string) => never, alloc: (name: Name, descr: string, length: number) => Float64Array | Float32Array) {
     this.#name = name;
@@ -145,6 +151,18 @@ class MemberReader {
             break;
           }
         }
+      }
+      if (this.#name === 'times' && target instanceof Float32Array && source instanceof Float64Array && this.merged === undefined) {
+        let previous = this.#previous;
+        for (let k = 0; k < count; k++) {
+          const x = source[k]!;
+          if (x > previous && !(Math.fround(x) > Math.fround(previous))) {
+            this.merged = { at: this.#filled + k, before: previous, value: x };
+            break;
+          }
+          previous = x;
+        }
+        this.#previous = previous;
       }
     }
     target.set(source, this.#filled);
@@ -355,8 +373,11 @@ function assemble(members: Map<Name, MemberReader>, dtype: PcfDtype, shared: boo
   try {
     checkPcfSet(set, 'the .npz');
   } catch (err) {
-    if (err instanceof PcfError) fail(err.message, err);
-    throw err;
+    if (!(err instanceof PcfError)) throw err;
+    const merged = members.get('times')!.merged;
+    const b = merged === undefined ? -1 : merged.at - offsets[err.pcfIndex]!;
+    if (merged === undefined || b < 1 || merged.at >= offsets[err.pcfIndex + 1]!) fail(err.message, err);
+    fail(`${err.message}; the file's float64 times ${merged.before} and ${merged.value} of breakpoints ${b - 1} and ${b} round to the same float32: read it as float64 (--dtype float64; dtype: 'float64')`, err);
   }
   return set;
 }

@@ -79,7 +79,8 @@ export const RANDOM_TIME_SPAN = 10;
 /**
  * `n` random PCFs of `points` breakpoints each: t_0 = 0, the other times sorted uniform on
  * [0, 10), values uniform on [0, 1) and the last value 0 (so every integral is finite). Times that
- * collide or round to 0 or 10 in the dtype are redrawn, so every PCF is valid.
+ * collide in float32 (whatever the dtype) or round to 0 or 10 in the dtype are redrawn, so every
+ * PCF is valid, in float64 and rounded to float32.
  *
  * @throws OptionError for options that are not an object, an unknown option, n or points out of
  *   range (n * points at most {@link MAX_SET_BREAKPOINTS}), a bad seed or dtype; OutOfMemoryError
@@ -124,7 +125,8 @@ export function randomPcfs(options: RandomPcfsOptions): PcfSet {
       for (let k = 1; k < points; k++) draw[k] = round(rng.nextDouble() * RANDOM_TIME_SPAN);
       draw.subarray(1).sort();
       let ok = true;
-      for (let k = 1; k < points; k++) if (!(draw[k]! > draw[k - 1]!)) ok = false;
+      // Distinct in float32 as well: a float64 set must stay valid read or computed as float32.
+      for (let k = 1; k < points; k++) if (!(Math.fround(draw[k]!) > Math.fround(draw[k - 1]!))) ok = false;
       if (ok && round(draw[points - 1]!) < RANDOM_TIME_SPAN) break;
     }
     for (let k = 0; k < points; k++) times[at + k] = draw[k]!;

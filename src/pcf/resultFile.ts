@@ -65,6 +65,8 @@ function smallerForms(r: Pick<ResultFileRequest, 'fnName' | 'rows' | 'dtype' | '
   const ways: WayOut[] = [];
   if (r.fnName === 'pdist' && r.layout === 'square') ways.push({ how: "--layout condensed (layout: 'condensed')", bytes: bytesOf('condensed', r.dtype) });
   if (r.dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: bytesOf(r.layout, 'float32') });
+  // A quarter of the file, which may fit where either half does not.
+  if (ways.length === 2) ways.push({ how: 'both', bytes: bytesOf('condensed', 'float32') });
   return ways;
 }
 
@@ -142,7 +144,7 @@ export async function computeToFile(sink: NpyFileSink, target: string, compute: 
 export function checkResultFitsMemory(fnName: ResultFileRequest['fnName'], rows: PcfSet, cols: PcfSet, elements: number, dtype: FloatDType, memory: number): void {
   const size = dtype === 'float64' ? 8 : 4;
   const result = elements * size;
-  const ways: WayOut[] = [{ how: "-o FILE.npy (out: 'FILE.npy') to stream the result to disk instead" }];
+  const ways: WayOut[] = [{ how: "-o FILE.npy (out: 'FILE.npy') to stream the result to disk instead", elements: 0 }];
   if (dtype === 'float64') ways.push({ how: "--dtype float32 (dtype: 'float32')", bytes: elements * 4 });
   ways.push({ how: `--memory (memory) below the ${memory} bytes the run's buffers may take` });
   checkMemory(result + Math.min(memory, result), elements, `the ${dtype} result of ${subject({ fnName, rows, cols })}`, ways);
