@@ -11,7 +11,7 @@ import { fileWriterKind, MAIN_THREAD_WRITER_BYTES, NpyFileSink } from '../src/bl
 import type { TileWrite } from '../src/blocks/stagedTile.js';
 import { ThreadFileWriter } from '../src/blocks/threadFileWriter.js';
 import { npyFileLayout } from '../src/blocks/npyLayout.js';
-import { LogicError } from '../src/core/errors.js';
+import { LogicError, OptionError } from '../src/core/errors.js';
 import { FILE_WRITERS, startWriter, withFileWriter } from './helpers/fileWriters.js';
 
 let dir: string;
@@ -304,5 +304,22 @@ describe('the choice of file writer', () => {
       else process.env.PXL_FILE_WRITER = before;
     }
     expect((await readdir(dir)).filter((n) => n.includes('choice'))).toEqual([]);
+  });
+
+  it('refuses a PXL_FILE_WRITER that names neither writer before it creates any file, and takes an empty one as unset', async () => {
+    const before = process.env.PXL_FILE_WRITER;
+    const target = join(dir, 'typo.npy');
+    const open = () => NpyFileSink.open({ target, layout: npyFileLayout('square', 'float64', 4, 4), identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
+    try {
+      process.env.PXL_FILE_WRITER = 'threads';
+      expect(() => fileWriterKind(0)).toThrow(new OptionError("PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got 'threads'"));
+      await expect(open()).rejects.toBeInstanceOf(OptionError);
+      expect((await readdir(dir)).filter((n) => n.includes('typo'))).toEqual([]);
+      process.env.PXL_FILE_WRITER = '';
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1)).toBe('thread');
+    } finally {
+      if (before === undefined) delete process.env.PXL_FILE_WRITER;
+      else process.env.PXL_FILE_WRITER = before;
+    }
   });
 });

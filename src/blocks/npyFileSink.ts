@@ -13,7 +13,7 @@
 import { open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { InputFormatError, LogicError, invariant } from '../core/errors.js';
+import { InputFormatError, LogicError, OptionError, invariant } from '../core/errors.js';
 import { totalMemory } from '../platform/machine.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
@@ -87,11 +87,15 @@ export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
  * chooses (to compare them, and in tests); otherwise the main thread's writer up to
  * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
  *
+ * @throws OptionError when `PXL_FILE_WRITER` is set to anything else but the empty string.
+ *
  * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
  */
 export function fileWriterKind(bytes: number): 'main' | 'thread' {
-  const chosen = process.env.PXL_FILE_WRITER;
+  const chosen = process.env.PXL_FILE_WRITER ?? '';
   if (chosen === 'main' || chosen === 'thread') return chosen;
+  // A misspelt choice would silently compare the writer with itself.
+  if (chosen !== '') throw new OptionError(`PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got '${chosen}'`);
   return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
 }
 
@@ -144,6 +148,8 @@ export class NpyFileSink implements ResultWriter {
    */
   static async open(options: NpyFileSinkOptions): Promise<NpyFileSink> {
     const { target, layout } = options;
+    // Refused here, before any file is touched, rather than once the computation is set up.
+    fileWriterKind(layout.bytes);
     const expected = { ...options.identity, bytes: layout.bytes };
     let resumed: NpyFileSink['resumed'];
     let claimed: PartialPaths | undefined;
