@@ -87,7 +87,7 @@ export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
  * chooses (to compare them, and in tests); otherwise the main thread's writer up to
  * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
  *
- * @throws OptionError when `PXL_FILE_WRITER` is set to anything else but the empty string.
+ * @throws OptionError when `PXL_FILE_WRITER` is set to anything but those two or the empty string.
  *
  * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
  */
