@@ -105,6 +105,16 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
       expectAllClose([d.get(1, 0)], [Math.pow(1 + (FLOAT32_MAX - 1) * 2 ** -130, 1 / 130)], tolerance);
     });
 
+    // The last values' product underflows float32 (1e-23 * 1e-23 is 0, 3e-23 * 3e-23 a one-bit
+    // subnormal) while the last rectangle, as wide as the largest float32, makes it count.
+    it('counts a last rectangle whose inner product is below the float32 range, as the CPU cores do', async () => {
+      const input: [number, number][][] = [[[0, 1e-23]], [[0, 1], [1, 3e-23]], [[0, 2], [2, -3e-23]]];
+      const [onGpu, onCpu] = [await l2Kernel(input, { context: ctx }), await l2Kernel(input, { dtype: 'float32' })];
+      const f = Math.fround;
+      expectAllClose([onCpu.get(0, 0), onCpu.get(1, 1)], [FLOAT32_MAX * f(1e-23) ** 2, 1 + (FLOAT32_MAX - 1) * f(3e-23) ** 2], tolerance);
+      expectAllClose(onGpu.packed, onCpu.packed, tolerance);
+    });
+
     // The last values differ over [0, largest float32): the sum overflows float32, the distance does not.
     const finite: [number, number, number][] = [
       [2, 2, 2 * Math.sqrt(FLOAT32_MAX)],

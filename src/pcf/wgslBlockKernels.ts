@@ -57,6 +57,21 @@ const ROOT: Partial<Record<GpuIntegrand, (x: string) => string>> = {
   lp_real: (x) => `pow(${x}, 1.0 / p)`,
 };
 
+/**
+ * The last rectangle's term, w times the integrand at the last values. For the inner product, a
+ * product f * g below the float32 range (1e-23 * 1e-23 is 0) would lose a term that the width, up
+ * to 2^128, makes count: the width is multiplied by the smaller factor first, which keeps both
+ * products in range (as the CPU cores compute such a pair in float64, pairKernels32.ts).
+ */
+const LAST_TERM: Partial<Record<GpuIntegrand, string>> = {
+  l2inner: `let fg = f * g;
+  if (f != 0.0 && g != 0.0 && abs(fg) < 0x1p-102f) {
+    let f_smaller = abs(f) < abs(g);
+    return (w * select(g, f, f_smaller)) * select(f, g, f_smaller);
+  }
+  return w * fg;`,
+};
+
 function declarations(kind: GpuIntegrand): string {
   const root = ROOT[kind];
   const rescue = root === undefined ? '' : '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n';
@@ -70,6 +85,11 @@ fn pcf_pow_int(d: f32, n: u32) -> f32 {
 fn pcf_integrand(p: f32, f: f32, g: f32) -> f32 {
   let d = abs(f - g);
   return ${INTEGRAND[kind]};
+}
+
+// w times the integrand over the last rectangle, w wide.
+fn pcf_last_term(p: f32, w: f32, f: f32, g: f32) -> f32 {
+  ${LAST_TERM[kind] ?? 'return w * pcf_integrand(p, f, g);'}
 }
 
 // sum: the whole integral; last: the last rectangle's integrand; at: where that rectangle starts.
@@ -127,7 +147,7 @@ const body = /* wgsl */ `
     gv = colValues[colValues_offset + b];
   }
   let last = pcf_integrand(p, fv, gv);
-  sum += (params.upper - at) * last;
+  sum += pcf_last_term(p, params.upper - at, fv, gv);
   out[out_offset + t] = pcf_finish(p, sum, last, fv != gv, at, i, j, params.upper);
 `;
 
