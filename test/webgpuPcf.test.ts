@@ -105,6 +105,14 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
       expectAllClose([d.get(1, 0)], [Math.pow(1 + (FLOAT32_MAX - 1) * 2 ** -130, 1 / 130)], tolerance);
     });
 
+    // Differences near the largest float32 over short widths: |f - g|^2 overflows float32, the
+    // distance (sqrt(w) |f - g|) does not.
+    it.each([0.25, 1])('is finite for p = 2 when a difference of 3e38 lasts %s', async (w) => {
+      const input: [number, number][][] = [[[0, 3e38], [w, 0]], [[0, 0]]];
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p: 2 }), await pdist(input, { p: 2, dtype: 'float32' })];
+      expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [Math.sqrt(w) * Math.fround(3e38), Math.sqrt(w) * Math.fround(3e38)], tolerance);
+    });
+
     // The last values' product underflows float32 (1e-23 * 1e-23 is 0, 3e-23 * 3e-23 a one-bit
     // subnormal) while the last rectangle, as wide as the largest float32, makes it count.
     it('counts a last rectangle whose inner product is below the float32 range, as the CPU cores do', async () => {
