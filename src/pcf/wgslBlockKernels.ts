@@ -7,10 +7,12 @@
  * the column-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
  * never leaks an earlier block's value. An Lp pair whose float32 sum lost range (an overflow, or
  * terms that underflowed) is recomputed in the same invocation in the scaled form of
- * wgslLpRange.ts; the others keep the plain sum, so ordinary results are what they were.
+ * wgslLpRange.ts, an L1 or inner-product pair whose sum is not finite with its terms' exponents
+ * apart (wgslSumRange.ts); the others keep the plain sum, so ordinary results are what they were.
  */
 import { defineKernel } from '../mu/index.js';
 import { lpRangeDeclarations } from './wgslLpRange.js';
+import { sumRangeDeclarations } from './wgslSumRange.js';
 
 /** The integrands, each with its own kernel `pcf_block_<kind>`. */
 export type GpuIntegrand = 'l1' | 'l2' | 'lp_int' | 'lp_real' | 'l2inner';
@@ -48,8 +50,8 @@ const FINISH: Record<GpuIntegrand, string> = {
 
 /**
  * x^(1/p) in the Lp kernels' recomputation of pairs whose sum lost range (wgslLpRange.ts); L1 and
- * the inner product have none: their integral is the result, infinite only where it exceeds the
- * largest float32.
+ * the inner product have none: their integral is the result, summed again with each term's
+ * exponent apart where the plain sum is not finite (wgslSumRange.ts).
  */
 const ROOT: Partial<Record<GpuIntegrand, (x: string) => string>> = {
   l2: (x) => `sqrt(${x})`,
@@ -74,7 +76,10 @@ const LAST_TERM: Partial<Record<GpuIntegrand, string>> = {
 
 function declarations(kind: GpuIntegrand): string {
   const root = ROOT[kind];
-  const rescue = root === undefined ? '' : '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n';
+  const sumKind = kind === 'l1' || kind === 'l2inner' ? kind : undefined;
+  const rescue = root !== undefined
+    ? '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n'
+    : '  if (pcf_sum_lost(sum)) { return pcf_sum_apart(i, j, upper); }\n';
   return /* wgsl */ `
 fn pcf_pow_int(d: f32, n: u32) -> f32 {
   var w = d;
@@ -96,7 +101,7 @@ fn pcf_last_term(p: f32, w: f32, f: f32, g: f32) -> f32 {
 fn pcf_finish(p: f32, sum: f32, last: f32, last_differs: bool, at: f32, i: u32, j: u32, upper: f32) -> f32 {
 ${rescue}  return ${FINISH[kind]};
 }
-${root === undefined ? '' : lpRangeDeclarations(root)}`;
+${root === undefined ? '' : lpRangeDeclarations(root)}${sumKind === undefined ? '' : sumRangeDeclarations(sumKind)}`;
 }
 
 const body = /* wgsl */ `
