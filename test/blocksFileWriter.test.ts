@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,19 @@ describe.each(FILE_WRITERS)('the file writer (%s thread)', (kind) => {
     await writer.drain();
     expect(writer.failure?.message).toMatch(/EBADF/);
     await expect(writer.put(block(1, 0, 2, 0, 2), new Float32Array(4))).rejects.toThrow(/EBADF/);
+    await writer.stop();
+    closeSync(fd);
+  });
+
+  // /dev/full refuses every write with ENOSPC, as a disk that filled up during the run does.
+  it.runIf(existsSync('/dev/full'))("keeps a failed write's system error code (ENOSPC), which the sink's advice goes by", async () => {
+    const layout = npyFileLayout('square', 'float32', 2, 2);
+    const fd = openSync('/dev/full', 'r+');
+    const writer = startWriter(kind, { fd, layout, blockElements: 4, stagingElements: 4, slots: 2, onWritten: () => expect.fail('nothing is written') });
+    await writer.put(block(0, 0, 2, 0, 2), new Float32Array(4));
+    await writer.drain();
+    expect(writer.failure?.message).toMatch(/ENOSPC/);
+    expect((writer.failure as NodeJS.ErrnoException | undefined)?.code).toBe('ENOSPC');
     await writer.stop();
     closeSync(fd);
   });

@@ -17,7 +17,7 @@ import { InputFormatError, LogicError, OptionError, invariant } from '../core/er
 import { totalMemory } from '../platform/machine.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
-import { checkDiskSpace, type WayOut } from './capacityCheck.js';
+import { checkDiskSpace, waysOutText, type WayOut } from './capacityCheck.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
@@ -102,6 +102,16 @@ export function fileWriterKind(bytes: number): 'main' | 'thread' {
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * For an error of a disk that filled up during the run (after `open` checked its free space:
+ * another process took it), what to change, as the free-space refusal says it; else nothing.
+ */
+function spaceAdvice(error: unknown, options: NpyFileSinkOptions): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  return `; the disk filled up during the run, after its free space was checked: free space in ${dirname(options.target)} and run again, or make the result fit: ${waysOutText(options.waysOut)}`;
 }
 
 /**
@@ -294,7 +304,7 @@ export class NpyFileSink implements ResultWriter {
   #track(work: Promise<void>): void {
     const task = work
       .catch((error: unknown) => {
-        this.#failure ??= { error: new InputFormatError(`cannot flush the journal of ${this.#paths.temp}: ${reason(error)}`, this.#options.target, { cause: error }) };
+        this.#failure ??= { error: new InputFormatError(`cannot flush the journal of ${this.#paths.temp}: ${reason(error)}${spaceAdvice(error, this.#options)}`, this.#options.target, { cause: error }) };
       })
       .finally(() => this.#tasks.delete(task));
     this.#tasks.add(task);
@@ -314,7 +324,7 @@ export class NpyFileSink implements ResultWriter {
       try {
         await this.#handle.datasync();
       } catch (error) {
-        throw new InputFormatError(`cannot flush ${this.#paths.temp} to disk: ${reason(error)}`, this.#options.target, { cause: error });
+        throw new InputFormatError(`cannot flush ${this.#paths.temp} to disk: ${reason(error)}${spaceAdvice(error, this.#options)}`, this.#options.target, { cause: error });
       }
       await this.#close();
       try {
@@ -354,7 +364,7 @@ export class NpyFileSink implements ResultWriter {
   #throwIfFailed(): void {
     const written = this.#writer?.failure;
     if (written !== undefined && this.#failure === undefined) {
-      this.#failure = { error: written instanceof LogicError ? written : new InputFormatError(`cannot write to ${this.#paths.temp}: ${written.message}`, this.#options.target, { cause: written }) };
+      this.#failure = { error: written instanceof LogicError ? written : new InputFormatError(`cannot write to ${this.#paths.temp}: ${written.message}${spaceAdvice(written, this.#options)}`, this.#options.target, { cause: written }) };
     }
     if (this.#failure !== undefined) throw this.#failure.error;
   }
