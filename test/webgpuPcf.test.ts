@@ -113,10 +113,20 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
       expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [Math.sqrt(w) * Math.fround(3e38), Math.sqrt(w) * Math.fround(3e38)], tolerance);
     });
 
+    const f = Math.fround;
+    // The sum overflows float32 and the last rectangle, 2^128 wide, carries most of the distance
+    // with a difference 2^-65 of the largest: (h / m)^2 is below the normal range, w (h / m)^2 is not.
+    it('recomputes an L2 distance to float32 rounding where the largest difference dwarfs the last', async () => {
+      const input: [number, number][][] = [[[0, -4e18]], [[0, 1.8e38], [0.001, 0]]];
+      const [a, b, w] = [f(-4e18), f(1.8e38), f(0.001)];
+      const expected = Math.sqrt(w * (b - a) ** 2 + (FLOAT32_MAX - w) * a ** 2);
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p: 2 }), await pdist(input, { p: 2, dtype: 'float32' })];
+      expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [expected, expected], { rtol: 5e-7 });
+    });
+
     // A term overflows float32 where the integral does not (|3e38 - -3e38| over 0.25; 2e19 * 2e19
     // over 0.5), or terms overflow both ways (Infinity - Infinity) where the integral is 0; and
     // Infinity, with its sign, only where the integral exceeds the largest float32.
-    const f = Math.fround;
     const sums: [string, 'l1' | 'inner', [number, number][][], number][] = [
       ['an L1 difference', 'l1', [[[0, 3e38], [0.25, 0]], [[0, -3e38], [0.25, 0]]], 0.25 * 2 * f(3e38)],
       ['an inner product', 'inner', [[[0, 2e19], [0.5, 0]], [[0, 2e19], [0.5, 0]]], 0.5 * f(2e19) ** 2],
