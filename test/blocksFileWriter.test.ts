@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { fileWriterKind, MAIN_THREAD_WRITER_BYTES, NpyFileSink } from '../src/bl
 import type { TileWrite } from '../src/blocks/stagedTile.js';
 import { ThreadFileWriter } from '../src/blocks/threadFileWriter.js';
 import { npyFileLayout } from '../src/blocks/npyLayout.js';
-import { LogicError } from '../src/core/errors.js';
+import { LogicError, OptionError } from '../src/core/errors.js';
 import { FILE_WRITERS, startWriter, withFileWriter } from './helpers/fileWriters.js';
 
 let dir: string;
@@ -84,6 +84,19 @@ describe.each(FILE_WRITERS)('the file writer (%s thread)', (kind) => {
     await writer.drain();
     expect(writer.failure?.message).toMatch(/EBADF/);
     await expect(writer.put(block(1, 0, 2, 0, 2), new Float32Array(4))).rejects.toThrow(/EBADF/);
+    await writer.stop();
+    closeSync(fd);
+  });
+
+  // /dev/full refuses every write with ENOSPC, as a disk that filled up during the run does.
+  it.runIf(existsSync('/dev/full'))("keeps a failed write's system error code (ENOSPC), which the sink's advice goes by", async () => {
+    const layout = npyFileLayout('square', 'float32', 2, 2);
+    const fd = openSync('/dev/full', 'r+');
+    const writer = startWriter(kind, { fd, layout, blockElements: 4, stagingElements: 4, slots: 2, onWritten: () => expect.fail('nothing is written') });
+    await writer.put(block(0, 0, 2, 0, 2), new Float32Array(4));
+    await writer.drain();
+    expect(writer.failure?.message).toMatch(/ENOSPC/);
+    expect((writer.failure as NodeJS.ErrnoException | undefined)?.code).toBe('ENOSPC');
     await writer.stop();
     closeSync(fd);
   });
@@ -324,5 +337,22 @@ describe('the choice of file writer', () => {
       else process.env.PXL_FILE_WRITER = before;
     }
     expect((await readdir(dir)).filter((n) => n.includes('choice'))).toEqual([]);
+  });
+
+  it('refuses a PXL_FILE_WRITER that names neither writer before it creates any file, and takes an empty one as unset', async () => {
+    const before = process.env.PXL_FILE_WRITER;
+    const target = join(dir, 'typo.npy');
+    const open = () => NpyFileSink.open({ target, layout: npyFileLayout('square', 'float64', 4, 4), identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
+    try {
+      process.env.PXL_FILE_WRITER = 'threads';
+      expect(() => fileWriterKind(0)).toThrow(new OptionError("PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got 'threads'"));
+      await expect(open()).rejects.toBeInstanceOf(OptionError);
+      expect((await readdir(dir)).filter((n) => n.includes('typo'))).toEqual([]);
+      process.env.PXL_FILE_WRITER = '';
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1)).toBe('thread');
+    } finally {
+      if (before === undefined) delete process.env.PXL_FILE_WRITER;
+      else process.env.PXL_FILE_WRITER = before;
+    }
   });
 });

@@ -178,6 +178,28 @@ describe('runBlockPipeline', () => {
     await expect(runBlockPipeline(op, scheduler, new DenseWriter(new DenseTensor([12, 12])), { skip: 'none', devices: 2 })).rejects.toThrow('block 2 failed');
     expect(disposed.sort()).toEqual([0, 1]);
   });
+
+  it('rejects with a launch that fails while the block before it is still being written, never leaving it unhandled', async () => {
+    const scheduler = new BlockScheduler({ nRows: 6, nCols: 9, mode: 'full', maxOutputElements: 9 });
+    const { op, disposed } = recordingOp({ skipDiagAndAbove: false, failAt: 1 });
+    // A file sink's write takes turns of the event loop; block 1's launch fails during block 0's.
+    const slowWriter = {
+      async write() {
+        for (let k = 0; k < 5; k++) await new Promise((r) => setTimeout(r, 1));
+      },
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await expect(runBlockPipeline(op, scheduler, slowWriter, { skip: 'none' })).rejects.toThrow('block 1 failed');
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    expect(disposed).toEqual([0]);
+  });
 });
 
 describe('MultiDeviceBlockOp', () => {

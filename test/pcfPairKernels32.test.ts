@@ -30,7 +30,8 @@ function run(kernel: Kernel, a: Array<[number, number]>, b: Array<[number, numbe
  * both PCFs, left to right, each PCF evaluated at the piece's left end, every operation rounded to
  * float32; the last piece ends at the largest float32 (none after a breakpoint there). Where that
  * loses the result (not finite; for L2 also a sum, or the square of the last values' difference,
- * below 2^-102, 2^24 times the smallest normal float32), the float64 kernel's result rounded to float32.
+ * below 2^-102, 2^24 times the smallest normal float32; for the inner product also the last values'
+ * product below 2^-102), the float64 kernel's result rounded to float32.
  */
 function pieceByPiece(kind: Kind, a: Array<[number, number]>, b: Array<[number, number]>): number {
   const [x, y] = [Pcf.from(a, { dtype: 'float32' }), Pcf.from(b, { dtype: 'float32' })];
@@ -44,7 +45,8 @@ function pieceByPiece(kind: Kind, a: Array<[number, number]>, b: Array<[number, 
   }
   const min = 2 ** -102;
   const d = f(x.values[x.size - 1]! - y.values[y.size - 1]!);
-  const lost = kind === 'l2' ? !(sum >= min && sum < Infinity) || (d !== 0 && f(d * d) < min) : !Number.isFinite(sum);
+  const product = x.values[x.size - 1]! * y.values[y.size - 1]!;
+  const lost = kind === 'l2' ? !(sum >= min && sum < Infinity) || (d !== 0 && f(d * d) < min) : !Number.isFinite(sum) || (kind === 'inner' && product !== 0 && Math.abs(f(product)) < min);
   if (lost) return f(run(KERNELS[kind].f64, a, b));
   return kind === 'l2' ? f(Math.sqrt(sum)) : sum;
 }
@@ -83,6 +85,10 @@ describe('float32 pair kernels', () => {
       ['l2', [[0, 1e-30], [1, 0]], [[0, 0]], f(1e-30)], // (1e-30)^2 underflows float32
       ['inner', [[0, 2e19], [1, -2e19], [2, 0]], [[0, 2e19], [2, 0]], 0], // Infinity - Infinity in float32
       ['inner', [[0, 3e38], [1, 0]], [[0, 3e38], [1, 0]], Infinity],
+      // The last values' product underflows float32 (1e-46: 0; 9e-46: a subnormal of one bit)
+      // while the last rectangle, as wide as the largest float32, makes it count.
+      ['inner', [[0, 1e-23]], [[0, 1e-23]], f(FLOAT32_MAX * f(1e-23) * f(1e-23))],
+      ['inner', [[0, 1], [1, 3e-23]], [[0, 2], [2, 3e-23]], f(2 + 2 * 3 * f(3e-23) + (FLOAT32_MAX - 2) * f(3e-23) * f(3e-23))],
     ];
     for (const [kind, a, b, expected] of cases) {
       expect(run(KERNELS[kind].f32, a, b)).toBe(expected);

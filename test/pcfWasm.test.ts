@@ -352,7 +352,9 @@ describe('the PCF block kernel on MU cores, through the wasm rows', () => {
     ], 'float32');
     // Alone in its row: an L2 sum that underflows float32 ((1e-20)^2), flagged by its root only.
     const tiny = pcfSetFrom([[[0, 1e-20], [1, 0]], [[0, 0]], [[0, 1], [2, 0]]], 'float32');
-    for (const set of [odd, tiny]) {
+    // Inner products whose last values' product underflows float32 over the widest rectangle.
+    const faint = pcfSetFrom([[[0, 1e-23]], [[0, 1], [1, 3e-23]], [[0, 2], [3, 0]], [[0, 5e-24], [2, -1e-22]]], 'float32');
+    for (const set of [odd, tiny, faint]) {
       for (const p of [1, 2]) {
         const d = await pdist(set, { context: ctx, p, ...small, minBlockSide: 3 });
         for (let i = 1; i < set.count; i++) for (let j = 0; j < i; j++) expect(d.get(i, j)).toBe(pair32(pcfOp(p), set, i, set, j));

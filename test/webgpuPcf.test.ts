@@ -105,6 +105,50 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
       expectAllClose([d.get(1, 0)], [Math.pow(1 + (FLOAT32_MAX - 1) * 2 ** -130, 1 / 130)], tolerance);
     });
 
+    // Differences near the largest float32 over short widths: |f - g|^2 overflows float32, the
+    // distance (sqrt(w) |f - g|) does not.
+    it.each([0.25, 1])('is finite for p = 2 when a difference of 3e38 lasts %s', async (w) => {
+      const input: [number, number][][] = [[[0, 3e38], [w, 0]], [[0, 0]]];
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p: 2 }), await pdist(input, { p: 2, dtype: 'float32' })];
+      expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [Math.sqrt(w) * Math.fround(3e38), Math.sqrt(w) * Math.fround(3e38)], tolerance);
+    });
+
+    const f = Math.fround;
+    // The sum overflows float32 and the last rectangle, 2^128 wide, carries most of the distance
+    // with a difference 2^-65 of the largest: (h / m)^2 is below the normal range, w (h / m)^2 is not.
+    it('recomputes an L2 distance to float32 rounding where the largest difference dwarfs the last', async () => {
+      const input: [number, number][][] = [[[0, -4e18]], [[0, 1.8e38], [0.001, 0]]];
+      const [a, b, w] = [f(-4e18), f(1.8e38), f(0.001)];
+      const expected = Math.sqrt(w * (b - a) ** 2 + (FLOAT32_MAX - w) * a ** 2);
+      const [onGpu, onCpu] = [await pdist(input, { context: ctx, p: 2 }), await pdist(input, { p: 2, dtype: 'float32' })];
+      expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [expected, expected], { rtol: 5e-7 });
+    });
+
+    // A term overflows float32 where the integral does not (|3e38 - -3e38| over 0.25; 2e19 * 2e19
+    // over 0.5), or terms overflow both ways (Infinity - Infinity) where the integral is 0; and
+    // Infinity, with its sign, only where the integral exceeds the largest float32.
+    const sums: [string, 'l1' | 'inner', [number, number][][], number][] = [
+      ['an L1 difference', 'l1', [[[0, 3e38], [0.25, 0]], [[0, -3e38], [0.25, 0]]], 0.25 * 2 * f(3e38)],
+      ['an inner product', 'inner', [[[0, 2e19], [0.5, 0]], [[0, 2e19], [0.5, 0]]], 0.5 * f(2e19) ** 2],
+      ['inner products both ways', 'inner', [[[0, 2e19], [1, -2e19], [2, 0]], [[0, 2e19], [2, 0]]], 0],
+      ['an inner product beyond float32', 'inner', [[[0, 3e38], [1, 0]], [[0, -3e38], [1, 0]]], -Infinity],
+    ];
+    it.each(sums)('sums %s overflowing float32 alike on both paths', async (_, kind, input, expected) => {
+      const run = (options: { context?: Context; dtype?: 'float32' }) =>
+        kind === 'l1' ? pdist(input, options).then((d) => d.get(1, 0)) : cdist([input[0]!], [input[1]!], { ...options, op: 'l2Inner' }).then((t) => t.data[0]!);
+      const [onGpu, onCpu] = [await run({ context: ctx }), await run({ dtype: 'float32' })];
+      expectAllClose([onCpu, onGpu], [expected, expected], tolerance);
+    });
+
+    // The last values' product underflows float32 (1e-23 * 1e-23 is 0, 3e-23 * 3e-23 a one-bit
+    // subnormal) while the last rectangle, as wide as the largest float32, makes it count.
+    it('counts a last rectangle whose inner product is below the float32 range, as the CPU cores do', async () => {
+      const input: [number, number][][] = [[[0, 1e-23]], [[0, 1], [1, 3e-23]], [[0, 2], [2, -3e-23]]];
+      const [onGpu, onCpu] = [await l2Kernel(input, { context: ctx }), await l2Kernel(input, { dtype: 'float32' })];
+      expectAllClose([onCpu.get(0, 0), onCpu.get(1, 1)], [FLOAT32_MAX * f(1e-23) ** 2, 1 + (FLOAT32_MAX - 1) * f(3e-23) ** 2], tolerance);
+      expectAllClose(onGpu.packed, onCpu.packed, tolerance);
+    });
+
     // The last values differ over [0, largest float32): the sum overflows float32, the distance does not.
     const finite: [number, number, number][] = [
       [2, 2, 2 * Math.sqrt(FLOAT32_MAX)],

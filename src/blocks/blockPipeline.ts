@@ -140,6 +140,9 @@ export async function runBlockPipeline<S>(op: BlockOp<S>, scheduler: BlockSchedu
         await clearInSteps(op.outputBuffer(storage, slot), elementsOf(rectangle));
         if (Number.isNaN(started[index])) started[index] = performance.now();
         const running = op.execBlock(storage, rectangle, slot);
+        // Awaited below, once the block before it is scattered; a launch that fails meanwhile (a
+        // Context destroyed, a core that died) is handled from now on, not reported as unhandled.
+        running.catch(() => undefined);
         try {
           if (previous !== undefined) await scatter(storage, previous.batch, previous.slot, index);
         } finally {

@@ -54,7 +54,8 @@ export interface WayOut {
   readonly elements?: number;
 }
 
-function ways(waysOut: readonly WayOut[]): string {
+/** The ways out in words, one after another: `"--layout condensed (layout: 'condensed'): 1.44 MB (1437728 bytes); ..."`. */
+export function waysOutText(waysOut: readonly WayOut[]): string {
   return waysOut.map((w) => (w.bytes === undefined ? w.how : `${w.how}: ${formatBytes(w.bytes)}`)).join('; ');
 }
 
@@ -77,7 +78,7 @@ export async function checkDiskSpace(target: string, directory: string, needed: 
   }
   if (needed <= free) return;
   throw new InputFormatError(
-    `${what} needs ${formatBytes(needed)} on disk, but only ${formatBytes(free)} is free in ${directory}; nothing was computed. To fit: ${ways(waysOut)}`,
+    `${what} needs ${formatBytes(needed)} on disk, but only ${formatBytes(free)} is free in ${directory}; nothing was computed. To fit: ${waysOutText(waysOut)}`,
     target,
   );
 }
@@ -93,13 +94,13 @@ export function checkMemory(needed: number, elements: number, what: string, ways
   const MAX_ELEMENTS = 2 ** 32;
   if (elements > MAX_ELEMENTS) {
     const fewer = waysOut.filter((w) => w.elements !== undefined && w.elements <= MAX_ELEMENTS);
-    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${ways(fewer)}`);
+    throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${waysOutText(fewer)}`);
   }
   const available = capacityProbe.availableMemoryBytes();
   if (needed <= available) return;
   throw new OutOfMemoryError(
     needed,
     available,
-    `${what} needs ${formatBytes(needed)} of memory, but only ${formatBytes(available)} is available; nothing was computed. To fit: ${ways(waysOut)}`,
+    `${what} needs ${formatBytes(needed)} of memory, but only ${formatBytes(available)} is available; nothing was computed. To fit: ${waysOutText(waysOut)}`,
   );
 }

@@ -65,7 +65,8 @@ export interface FlushTiles {
 export interface WriterAnswer {
   readonly staged?: number;
   readonly settled?: readonly number[];
-  readonly error?: { readonly logic: boolean; readonly message: string };
+  /** `code`: the system error's code (ENOSPC, ...), for the advice the sink gives with it. */
+  readonly error?: { readonly logic: boolean; readonly message: string; readonly code?: string };
   readonly discarded?: true;
 }
 
@@ -93,7 +94,10 @@ function serve(init: FileWriterInit): void {
   const start = new StartRelease(tileBlocks, init.completeBefore, init.releasePath);
 
   const answer = (a: WriterAnswer) => port.postMessage(a);
-  const failure = (e: unknown): WriterAnswer['error'] => ({ logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e) });
+  const failure = (e: unknown): WriterAnswer['error'] => {
+    const code = (e as { code?: unknown } | undefined)?.code;
+    return { logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) };
+  };
 
   /** Writes `tile` as far as it got and gives its buffer back; its blocks are settled. */
   const finish = (tile: StagedTile): void => {

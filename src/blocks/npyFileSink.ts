@@ -13,11 +13,11 @@
 import { open, rename, rm, stat, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { InputFormatError, LogicError, invariant } from '../core/errors.js';
+import { InputFormatError, LogicError, OptionError, invariant } from '../core/errors.js';
 import { totalMemory } from '../platform/machine.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
-import { checkDiskSpace, type WayOut } from './capacityCheck.js';
+import { checkDiskSpace, waysOutText, type WayOut } from './capacityCheck.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
@@ -87,17 +87,31 @@ export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
  * chooses (to compare them, and in tests); otherwise the main thread's writer up to
  * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
  *
+ * @throws OptionError when `PXL_FILE_WRITER` is set to anything but those two or the empty string.
+ *
  * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
  */
 export function fileWriterKind(bytes: number): 'main' | 'thread' {
-  const chosen = process.env.PXL_FILE_WRITER;
+  const chosen = process.env.PXL_FILE_WRITER ?? '';
   if (chosen === 'main' || chosen === 'thread') return chosen;
+  // A misspelt choice would silently compare the writer with itself.
+  if (chosen !== '') throw new OptionError(`PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got '${chosen}'`);
   return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
 }
 
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * For an error of a disk that filled up during the run (after `open` checked its free space:
+ * another process took it), what to change, as the free-space refusal says it; else nothing.
+ */
+function spaceAdvice(error: unknown, options: NpyFileSinkOptions): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  return `; the disk filled up during the run, after its free space was checked: free space in ${dirname(options.target)} and run again, or make the result fit: ${waysOutText(options.waysOut)}`;
 }
 
 /**
@@ -146,6 +160,8 @@ export class NpyFileSink implements ResultWriter {
     const { target, layout } = options;
     // Refused before anything runs: a rename over a directory would fail only once the result is complete.
     if ((await stat(target).catch(() => undefined))?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', target);
+    // Refused here, before any file is touched, rather than once the computation is set up.
+    fileWriterKind(layout.bytes);
     const expected = { ...options.identity, bytes: layout.bytes };
     let resumed: NpyFileSink['resumed'];
     let claimed: PartialPaths | undefined;
@@ -302,7 +318,7 @@ export class NpyFileSink implements ResultWriter {
   #track(work: Promise<void>): void {
     const task = work
       .catch((error: unknown) => {
-        this.#failure ??= { error: new InputFormatError(`cannot flush the journal of ${this.#paths.temp}: ${reason(error)}`, this.#options.target, { cause: error }) };
+        this.#failure ??= { error: new InputFormatError(`cannot flush the journal of ${this.#paths.temp}: ${reason(error)}${spaceAdvice(error, this.#options)}`, this.#options.target, { cause: error }) };
       })
       .finally(() => this.#tasks.delete(task));
     this.#tasks.add(task);
@@ -322,7 +338,7 @@ export class NpyFileSink implements ResultWriter {
       try {
         await this.#handle.datasync();
       } catch (error) {
-        throw new InputFormatError(`cannot flush ${this.#paths.temp} to disk: ${reason(error)}`, this.#options.target, { cause: error });
+        throw new InputFormatError(`cannot flush ${this.#paths.temp} to disk: ${reason(error)}${spaceAdvice(error, this.#options)}`, this.#options.target, { cause: error });
       }
       await this.#close();
       try {
@@ -362,7 +378,7 @@ export class NpyFileSink implements ResultWriter {
   #throwIfFailed(): void {
     const written = this.#writer?.failure;
     if (written !== undefined && this.#failure === undefined) {
-      this.#failure = { error: written instanceof LogicError ? written : new InputFormatError(`cannot write to ${this.#paths.temp}: ${written.message}`, this.#options.target, { cause: written }) };
+      this.#failure = { error: written instanceof LogicError ? written : new InputFormatError(`cannot write to ${this.#paths.temp}: ${written.message}${spaceAdvice(written, this.#options)}`, this.#options.target, { cause: written }) };
     }
     if (this.#failure !== undefined) throw this.#failure.error;
   }

@@ -129,7 +129,7 @@ export class ThreadFileWriter implements FileWriter {
   }
 
   #answered({ staged, settled, error, discarded }: WriterAnswer): void {
-    if (error !== undefined) this.#fail(error.logic ? new LogicError(error.message) : new Error(error.message));
+    if (error !== undefined) this.#fail(error.logic ? new LogicError(error.message) : Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code }));
     const entry = staged === undefined ? undefined : this.#inFlight.get(staged);
     if (entry !== undefined) {
       this.#inFlight.delete(entry.block.index);

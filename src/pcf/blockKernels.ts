@@ -14,7 +14,7 @@ import { defineKernel, type NDView } from '../mu/index.js';
 import { muState } from '../mu/state.js';
 import { integrateRow, L2_INNER, pcfOp, type PcfOp, type SkipRule } from './integrate.js';
 import { lostRange } from './pairKernels.js';
-import { LP32_SAFE_SUM_MIN } from './pairKernels32.js';
+import { innerLostRange, LP32_SAFE_SUM_MIN } from './pairKernels32.js';
 import type { PcfData } from './pcfSet.js';
 import { WasmRows, wasmRowsAvailable, type WasmRowOp, type WasmRowPrecision } from './wasm/wasmRows.js';
 
@@ -80,16 +80,21 @@ const ROOT32_SAFE_MIN = Math.sqrt(LP32_SAFE_SUM_MIN);
 
 /**
  * Whether every result of a float32 wasm row is one the float32 pair kernels (pairKernels32.ts)
- * keep: finite, and for L2 (`l2`) a sum in range. Where they fall back to float64 the row is
- * recomputed by them. The test on the stored root flags at least every pair they flag (a root
- * above sqrt(min) rounds from a sum above min), so a row that passes is theirs bit for bit.
+ * keep: finite, for L2 (`wop` 1) a sum in range, for the inner product (`wop` 2) a last product in
+ * range (innerLostRange). Where they fall back to float64 the row is recomputed by them. The test
+ * on the stored root flags at least every pair they flag (a root above sqrt(min) rounds from a sum
+ * above min), so a row that passes is theirs bit for bit.
  */
-function rowInRange32(l2: boolean, rows: PcfData, i: number, cols: PcfData, j0: number, jEnd: number, out: ArrayLike<number>, at: number): boolean {
+function rowInRange32(wop: WasmRowOp, rows: PcfData, i: number, cols: PcfData, j0: number, jEnd: number, out: ArrayLike<number>, at: number): boolean {
   const rowLast = rows.values[rows.offsets[i + 1]! - 1]!;
   for (let j = j0; j < jEnd; j++) {
     const r = out[at + j - j0]!;
+    if (wop === 2) {
+      if (innerLostRange(r, rowLast, cols.values[cols.offsets[j + 1]! - 1]!)) return false;
+      continue;
+    }
     if (!(Math.abs(r) < Infinity)) return false;
-    if (!l2) continue;
+    if (wop !== 1) continue;
     const lastDiff = Math.fround(rowLast - cols.values[cols.offsets[j + 1]! - 1]!);
     if (!(r > ROOT32_SAFE_MIN) || (lastDiff !== 0 && Math.fround(lastDiff * lastDiff) < LP32_SAFE_SUM_MIN)) return false;
   }
@@ -125,7 +130,7 @@ export const pcf_block = defineKernel({
       if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
       if (jEnd <= colFirst) return;
       if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount)) jsRow(r);
-      else if (f32 ? !rowInRange32(wop === 1, rows, i, cols, colFirst, jEnd, output, r * colCount) : wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
+      else if (f32 ? !rowInRange32(wop as WasmRowOp, rows, i, cols, colFirst, jEnd, output, r * colCount) : wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
     };
     return (first: number, end: number) => {
       for (let r = first; r < end; r++) {

@@ -15,7 +15,8 @@
  * first step that reaches `upper`).
  *
  * Range: where float32 loses the result (a sum that overflows, or a NaN; for L2 also a sum too
- * small to trust, see lostRange), the pair is computed in float64 by the kernels of
+ * small to trust, see lostRange; for the inner product also a last product that underflowed, see
+ * innerLostRange), the pair is computed in float64 by the kernels of
  * pairKernels.ts and rounded to float32 once, which is what float32 results were before they were
  * computed in float32. Same contract as those kernels: Float64Array data (holding float32 values),
  * valid PCFs, `upper` the largest finite float32.
@@ -118,5 +119,17 @@ export function l2InnerPair32(
   for (; i < aEnd; i++) { const r = aTimes[i]!; sum = f(sum + f(f(r - t) * f(fv * gv))); t = r; fv = aValues[i]!; }
   for (; j < bEnd; j++) { const r = bTimes[j]!; sum = f(sum + f(f(r - t) * f(fv * gv))); t = r; gv = bValues[j]!; }
   if (t < upper) sum = f(sum + f(f(upper - t) * f(fv * gv)));
-  return Math.abs(sum) < Infinity ? sum : f(l2InnerPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper));
+  if (innerLostRange(sum, fv, gv)) return f(l2InnerPair(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper));
+  return sum;
+}
+
+/**
+ * Whether a float32 inner-product sum may be wrong for want of range: not finite, or the last
+ * values' product (exact in float64) below {@link LP32_SAFE_SUM_MIN} in float32, where the last
+ * rectangle, up to the largest float32 wide, would make its lost bits count (1e-23 times 1e-23 is
+ * 0 in float32, 3.4e-8 over that width).
+ */
+export function innerLostRange(sum: number, lastF: number, lastG: number): boolean {
+  const last = lastF * lastG;
+  return !(Math.abs(sum) < Infinity) || (last !== 0 && Math.abs(f(last)) < LP32_SAFE_SUM_MIN);
 }

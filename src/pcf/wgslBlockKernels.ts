@@ -7,10 +7,12 @@
  * the column-major layout. A pair the skip rule leaves out is written as 0, so a reused output buffer
  * never leaks an earlier block's value. An Lp pair whose float32 sum lost range (an overflow, or
  * terms that underflowed) is recomputed in the same invocation in the scaled form of
- * wgslLpRange.ts; the others keep the plain sum, so ordinary results are what they were.
+ * wgslLpRange.ts, an L1 or inner-product pair whose sum is not finite with its terms' exponents
+ * apart (wgslSumRange.ts); the others keep the plain sum, so ordinary results are what they were.
  */
 import { defineKernel } from '../mu/index.js';
 import { lpRangeDeclarations } from './wgslLpRange.js';
+import { sumRangeDeclarations } from './wgslSumRange.js';
 
 /** The integrands, each with its own kernel `pcf_block_<kind>`. */
 export type GpuIntegrand = 'l1' | 'l2' | 'lp_int' | 'lp_real' | 'l2inner';
@@ -48,8 +50,8 @@ const FINISH: Record<GpuIntegrand, string> = {
 
 /**
  * x^(1/p) in the Lp kernels' recomputation of pairs whose sum lost range (wgslLpRange.ts); L1 and
- * the inner product have none: their integral is the result, infinite only where it exceeds the
- * largest float32.
+ * the inner product have none: their integral is the result, summed again with each term's
+ * exponent apart where the plain sum is not finite (wgslSumRange.ts).
  */
 const ROOT: Partial<Record<GpuIntegrand, (x: string) => string>> = {
   l2: (x) => `sqrt(${x})`,
@@ -57,9 +59,27 @@ const ROOT: Partial<Record<GpuIntegrand, (x: string) => string>> = {
   lp_real: (x) => `pow(${x}, 1.0 / p)`,
 };
 
+/**
+ * The last rectangle's term, w times the integrand at the last values. For the inner product, a
+ * product f * g below the float32 range (1e-23 * 1e-23 is 0) would lose a term that the width, up
+ * to 2^128, makes count: the width is multiplied by the smaller factor first, which keeps both
+ * products in range (as the CPU cores compute such a pair in float64, pairKernels32.ts).
+ */
+const LAST_TERM: Partial<Record<GpuIntegrand, string>> = {
+  l2inner: `let fg = f * g;
+  if (f != 0.0 && g != 0.0 && abs(fg) < 0x1p-102f) {
+    let f_smaller = abs(f) < abs(g);
+    return (w * select(g, f, f_smaller)) * select(f, g, f_smaller);
+  }
+  return w * fg;`,
+};
+
 function declarations(kind: GpuIntegrand): string {
   const root = ROOT[kind];
-  const rescue = root === undefined ? '' : '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n';
+  const sumKind = kind === 'l1' || kind === 'l2inner' ? kind : undefined;
+  const rescue = root !== undefined
+    ? '  if (pcf_lost_range(sum, last, last_differs, at)) { return pcf_scaled(i, j, p, upper); }\n'
+    : '  if (pcf_sum_lost(sum)) { return pcf_sum_apart(i, j, upper); }\n';
   return /* wgsl */ `
 fn pcf_pow_int(d: f32, n: u32) -> f32 {
   var w = d;
@@ -72,11 +92,16 @@ fn pcf_integrand(p: f32, f: f32, g: f32) -> f32 {
   return ${INTEGRAND[kind]};
 }
 
+// w times the integrand over the last rectangle, w wide.
+fn pcf_last_term(p: f32, w: f32, f: f32, g: f32) -> f32 {
+  ${LAST_TERM[kind] ?? 'return w * pcf_integrand(p, f, g);'}
+}
+
 // sum: the whole integral; last: the last rectangle's integrand; at: where that rectangle starts.
 fn pcf_finish(p: f32, sum: f32, last: f32, last_differs: bool, at: f32, i: u32, j: u32, upper: f32) -> f32 {
 ${rescue}  return ${FINISH[kind]};
 }
-${root === undefined ? '' : lpRangeDeclarations(root)}`;
+${root === undefined ? '' : lpRangeDeclarations(root)}${sumKind === undefined ? '' : sumRangeDeclarations(sumKind)}`;
 }
 
 const body = /* wgsl */ `
@@ -127,7 +152,7 @@ const body = /* wgsl */ `
     gv = colValues[colValues_offset + b];
   }
   let last = pcf_integrand(p, fv, gv);
-  sum += (params.upper - at) * last;
+  sum += pcf_last_term(p, params.upper - at, fv, gv);
   out[out_offset + t] = pcf_finish(p, sum, last, fv != gv, at, i, j, params.upper);
 `;
 

@@ -1,0 +1,105 @@
+/**
+ * float32 range for the GPU L1 and inner-product kernels (wgslBlockKernels.ts): a pair whose plain
+ * float32 sum is not finite is summed again with each term's exponent kept apart, the GPU's
+ * counterpart of the CPU cores computing such a pair in float64 (pairKernels32.ts).
+ *
+ * Why: a term can overflow float32 while the integral does not. |f - g| of 3e38 and -3e38 is
+ * infinite, yet over a width of 0.25 the L1 distance is 1.5e38; 2e19 * 2e19 overflows, yet over a
+ * width of 0.5 the inner product is 2e38; and an inner product whose terms overflow both ways sums
+ * Infinity - Infinity, a NaN where the integral is 0.
+ *
+ * Each term w * x * y (L1: x the half difference |f / 2 - g / 2|, which cannot overflow, and y = 2;
+ * the inner product: x = f, y = g) is split by frexp into fractions, whose product lies in
+ * [1/8, 1), and an exponent. A first walk finds the largest exponent E, a second sums the
+ * fractions' products scaled by 2^(e - E), so no term overflows and each keeps its float32
+ * precision; the sum times 2^E is judged in the exponent: Infinity (with the sum's sign) only where
+ * the integral itself exceeds the largest float32. As in wgslLpRange.ts, nothing compares with
+ * Infinity: WGSL lets an implementation assume no value is infinite or NaN.
+ */
+
+/** The integrands with this rescue. */
+export type GpuSumIntegrand = 'l1' | 'l2inner';
+
+/** x and y of a term w * x * y, as a WGSL vec2 expression of f and g. */
+const FACTORS: Record<GpuSumIntegrand, string> = {
+  l1: 'vec2<f32>(abs(0.5 * f - 0.5 * g), 2.0)',
+  l2inner: 'vec2<f32>(f, g)',
+};
+
+/** Below every exponent a term can have (about -450): no term seen yet. */
+const NO_TERM = -10000;
+
+/**
+ * WGSL declarations for the L1 or inner-product kernel: `pcf_sum_lost(sum)` and
+ * `pcf_sum_apart(i, j, upper)`, which read the kernel's storage bindings (rowTimes, ...,
+ * colOffsets), so they belong to the block kernels' module.
+ *
+ * @example declarations += sumRangeDeclarations('l1'); // then: if (pcf_sum_lost(sum)) { return pcf_sum_apart(i, j, upper); }
+ */
+export function sumRangeDeclarations(kind: GpuSumIntegrand): string {
+  return /* wgsl */ `
+// Whether the plain sum is infinite or NaN, judged on its bits.
+fn pcf_sum_lost(sum: f32) -> bool {
+  return (bitcast<u32>(sum) & 0x7fffffffu) >= 0x7f800000u;
+}
+
+// Phase 0: the largest exponent of a nonzero term so far (acc); phase 1: acc plus the term's
+// fraction scaled by 2^(its exponent - e_max).
+fn pcf_sum_step(phase: u32, acc: f32, w: f32, f: f32, g: f32, e_max: f32) -> f32 {
+  let xy = ${FACTORS[kind]};
+  if (w <= 0.0 || xy.x == 0.0 || xy.y == 0.0) { return acc; }
+  let fw = frexp(w);
+  let fx = frexp(xy.x);
+  let fy = frexp(xy.y);
+  let e = fw.exp + fx.exp + fy.exp;
+  if (phase == 0u) { return max(acc, f32(e)); }
+  return acc + ldexp(fw.fract * fx.fract * fy.fract, e - i32(e_max));
+}
+
+// One walk of pair (i, j) in the order of the kernel body.
+fn pcf_sum_walk(i: u32, j: u32, upper: f32, phase: u32, e_max: f32) -> f32 {
+  var a = rowOffsets[rowOffsets_offset + i] + 1u;
+  let aEnd = rowOffsets[rowOffsets_offset + i + 1u];
+  var b = colOffsets[colOffsets_offset + j] + 1u;
+  let bEnd = colOffsets[colOffsets_offset + j + 1u];
+  var at = 0.0;
+  var acc = select(0.0, ${NO_TERM}.0, phase == 0u);
+  while (a < aEnd && b < bEnd) {
+    let ta = rowTimes[rowTimes_offset + a];
+    let tb = colTimes[colTimes_offset + b];
+    let tn = min(ta, tb);
+    acc = pcf_sum_step(phase, acc, tn - at, rowValues[rowValues_offset + a - 1u], colValues[colValues_offset + b - 1u], e_max);
+    at = tn;
+    a += select(0u, 1u, ta <= tb);
+    b += select(0u, 1u, tb <= ta);
+  }
+  var fv = rowValues[rowValues_offset + a - 1u];
+  var gv = colValues[colValues_offset + b - 1u];
+  for (; a < aEnd; a++) {
+    let rt = rowTimes[rowTimes_offset + a];
+    acc = pcf_sum_step(phase, acc, rt - at, fv, gv, e_max);
+    at = rt;
+    fv = rowValues[rowValues_offset + a];
+  }
+  for (; b < bEnd; b++) {
+    let rt = colTimes[colTimes_offset + b];
+    acc = pcf_sum_step(phase, acc, rt - at, fv, gv, e_max);
+    at = rt;
+    gv = colValues[colValues_offset + b];
+  }
+  return pcf_sum_step(phase, acc, upper - at, fv, gv, e_max);
+}
+
+// The integral of pair (i, j) with each term's exponent apart; see wgslSumRange.ts.
+fn pcf_sum_apart(i: u32, j: u32, upper: f32) -> f32 {
+  let e_max = pcf_sum_walk(i, j, upper, 0u, 0.0);
+  if (e_max <= ${NO_TERM}.0) { return 0.0; }
+  let s = pcf_sum_walk(i, j, upper, 1u, e_max);
+  if (s == 0.0) { return 0.0; }
+  let fs = frexp(s);
+  let e = fs.exp + i32(e_max);
+  if (e > 128) { return bitcast<f32>(select(0x7f800000u, 0xff800000u, s < 0.0)); }
+  return ldexp(fs.fract, e);
+}
+`;
+}
