@@ -251,4 +251,24 @@ describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (w
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toContain('it was written for pdist l1, float32, square layout of shape [37, 37], but this run is pdist l1, float32 computed in float32, square layout');
   });
+
+  it('refuses a float32 inner-product journal begun before underflowing last products were computed in float64', async () => {
+    let header = '';
+    const file = await l2Kernel(X, {
+      dtype: 'float32', out: at('full.npy'), ...SMALL_BLOCKS,
+      onProgress: () => {
+        const name = readdirSync(dir).find((f) => f.endsWith('.journal'));
+        if (header === '' && name !== undefined) header = readFileSync(join(dir, name), 'utf8').split('\n')[0]!;
+      },
+    }).then(() => readFile(at('full.npy')));
+    await rm(at('full.npy'));
+    const now = 'float32 computed in float32, underflowing last products in float64';
+    expect(header).toContain(`l2inner, ${now}, square layout`);
+    const pid = deadPid();
+    await writeFile(at(`.k.npy.${pid}.00ff00.tmp`), file);
+    await writeFile(at(`.k.npy.${pid}.00ff00.journal`), `${header.replace(now, 'float32 computed in float32')}\n0\n`);
+    const error = await l2Kernel(X, { dtype: 'float32', out: at('k.npy'), resume: true, ...SMALL_BLOCKS }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputFormatError);
+    expect((error as Error).message).toContain(`l2inner, float32 computed in float32, square layout of shape [37, 37], but this run is l2Kernel l2inner, ${now}, square layout`);
+  });
 });

@@ -24,11 +24,12 @@ import { UnsupportedError } from '../core/errors.js';
 import { BLOCK_MODES, FLOAT_DTYPES, TRIANGLE_SKIP_MODES, type BlockMode, type FloatDType, type TriangleSkipMode } from '../blocks/index.js';
 
 /**
- * Version of the item format; a worker refuses items of another version with a reason. Version 4:
- * float32 blocks are computed in float32, so a worker of version 3 (float64, rounded once) would
- * put other bytes into the same run's file.
+ * Version of the item format; a worker refuses items of another version with a reason, so that
+ * workers that compute a block differently never put their bytes into the same run's file. Version
+ * 4: float32 blocks are computed in float32 (version 3: in float64, rounded once). Version 5: a
+ * float32 inner product whose last rectangle's product underflows is computed in float64.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /**
  * Inputs and results travel as the raw bytes of typed arrays, which are in the machine's byte

@@ -84,8 +84,9 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
   const parts = (set: PcfSet) => [set.offsets, set.times, set.values, JSON.stringify(set.shape)];
   const inputs = await hashParts(r.cols === r.rows ? parts(r.rows) : [...parts(r.rows), ...parts(r.cols)]);
   // float32 results were computed in float64 and rounded before this version: naming the
-  // arithmetic keeps a file begun that way from being finished the other way.
-  const arithmetic = r.dtype === 'float32' && sumsInFloat32(r.op) ? 'float32 computed in float32' : r.dtype;
+  // arithmetic keeps a file begun that way from being finished the other way (and an inner
+  // product begun before its underflowing last products were computed in float64).
+  const arithmetic = r.dtype !== 'float32' || !sumsInFloat32(r.op) ? r.dtype : r.op.kind === 'l2inner' ? 'float32 computed in float32, underflowing last products in float64' : 'float32 computed in float32';
   const options = `${r.fnName} ${opText(r.op)}, ${arithmetic}, ${r.layout} layout of shape [${layout.shape.join(', ')}]`;
   const bytesOf = (kind: FileLayout, dtype: FloatDType) => npyFileLayout(kind, dtype, r.rows.count, r.cols.count, shape).bytes;
   return NpyFileSink.open({
