@@ -116,12 +116,16 @@ describe.runIf(gpu.run)('PCF block operations on the GPU', () => {
     const f = Math.fround;
     // The sum overflows float32 and the last rectangle, 2^128 wide, carries most of the distance
     // with a difference 2^-65 of the largest: (h / m)^2 is below the normal range, w (h / m)^2 is not.
-    it('recomputes an L2 distance to float32 rounding where the largest difference dwarfs the last', async () => {
+    it('recomputes an L2 distance within the rescue\'s 2e-6 where the largest difference dwarfs the last', async () => {
       const input: [number, number][][] = [[[0, -4e18]], [[0, 1.8e38], [0.001, 0]]];
       const [a, b, w] = [f(-4e18), f(1.8e38), f(0.001)];
       const expected = Math.sqrt(w * (b - a) ** 2 + (FLOAT32_MAX - w) * a ** 2);
       const [onGpu, onCpu] = [await pdist(input, { context: ctx, p: 2 }), await pdist(input, { p: 2, dtype: 'float32' })];
-      expectAllClose([onCpu.get(1, 0), onGpu.get(1, 0)], [expected, expected], { rtol: 5e-7 });
+      expectAllClose([onCpu.get(1, 0)], [expected], { rtol: 5e-7 });
+      // A GPU may divide and take square roots a few ulps off (Vulkan allows 2.5 ulps for a
+      // division): an H200 came within 1.8e-6 here, llvmpipe within 5e-7. Before the ratio h / m was
+      // formed with m's exponent apart, the H200 flushed 1 / m to 0 and lost the last term (7.7%).
+      expectAllClose([onGpu.get(1, 0)], [expected], { rtol: 2e-6 });
     });
 
     // A term overflows float32 where the integral does not (|3e38 - -3e38| over 0.25; 2e19 * 2e19

@@ -54,6 +54,13 @@ fn pcf_from_bits(bits: u32) -> f32 {
   return bitcast<f32>(bits);
 }
 
+// h / m for 0 < h < m, with m's exponent taken out first: a GPU may divide by multiplying with
+// 1 / m, which for m above 2^126 is below the normal range and flushed to 0 (an NVIDIA GPU did).
+fn pcf_ratio(h: f32, m: f32) -> f32 {
+  let mm = frexp(m);
+  return ldexp(h, -mm.exp) / mm.fract;
+}
+
 // w * (h / m)^p for a half width w, a half difference h and the largest one m: at most w. Where
 // (h / m)^p alone is below the normal range, the product is formed in the exponent, since w may be
 // as large as 2^127 and such a term may still count.
@@ -64,12 +71,12 @@ fn pcf_scaled_term(w: f32, h: f32, m: f32, p: f32) -> f32 {
   // may not: a difference 2^-65 of the largest over a width of 2^127). The exponent form below
   // carries log2's error of the width's exponent, 2.5e-6 of such a distance on llvmpipe.
   if (p == 2.0 && h >= m * 0x1p-100f) {
-    let r = h / m;
+    let r = pcf_ratio(h, m);
     let t = (w * r) * r;
     if (t >= 0x1p-126f) { return t; }
   }
   var l: f32;
-  if (h >= m * 0x1p-100f) { l = log2(h / m); } else { l = log2(h) - log2(m); }
+  if (h >= m * 0x1p-100f) { l = log2(pcf_ratio(h, m)); } else { l = log2(h) - log2(m); }
   // log2 near 1 may come out slightly positive; the true value is negative.
   l = min(l, 0.0);
   if (l >= -126.0 / p) { return w * exp2(p * l); }

@@ -8,8 +8,10 @@
  * width of 0.5 the inner product is 2e38; and an inner product whose terms overflow both ways sums
  * Infinity - Infinity, a NaN where the integral is 0.
  *
- * Each term w * x * y (L1: x the half difference |f / 2 - g / 2|, which cannot overflow, and y = 2;
- * the inner product: x = f, y = g) is split by frexp into fractions, whose product lies in
+ * Each term w * x * y (L1: x = |f - g| and y = 1 where f and g have one sign, so the difference
+ * cannot overflow, and otherwise the two terms w |f| and w |g|, never forming f - g, which a
+ * compiler may compute from halves it has factored out again; the inner product: x = f, y = g)
+ * is split by frexp into fractions, whose product lies in
  * [1/8, 1), and an exponent. A first walk finds the largest exponent E, a second sums the
  * fractions' products scaled by 2^(e - E), so no term overflows and each keeps its float32
  * precision; the sum times 2^E is judged in the exponent: Infinity (with the sum's sign) only where
@@ -20,10 +22,14 @@
 /** The integrands with this rescue. */
 export type GpuSumIntegrand = 'l1' | 'l2inner';
 
-/** x and y of a term w * x * y, as a WGSL vec2 expression of f and g. */
-const FACTORS: Record<GpuSumIntegrand, string> = {
-  l1: 'vec2<f32>(abs(0.5 * f - 0.5 * g), 2.0)',
-  l2inner: 'vec2<f32>(f, g)',
+/**
+ * The body of `pcf_sum_step`, which adds the terms of one rectangle w wide to `acc` through
+ * `pcf_sum_term(phase, acc, w, x, y, e_max)`.
+ */
+const TERMS: Record<GpuSumIntegrand, string> = {
+  l1: `if ((f >= 0.0) == (g >= 0.0)) { return pcf_sum_term(phase, acc, w, abs(f - g), 1.0, e_max); }
+  return pcf_sum_term(phase, pcf_sum_term(phase, acc, w, abs(f), 1.0, e_max), w, abs(g), 1.0, e_max);`,
+  l2inner: 'return pcf_sum_term(phase, acc, w, f, g, e_max);',
 };
 
 /** Below every exponent a term can have (about -450): no term seen yet. */
@@ -45,15 +51,19 @@ fn pcf_sum_lost(sum: f32) -> bool {
 
 // Phase 0: the largest exponent of a nonzero term so far (acc); phase 1: acc plus the term's
 // fraction scaled by 2^(its exponent - e_max).
-fn pcf_sum_step(phase: u32, acc: f32, w: f32, f: f32, g: f32, e_max: f32) -> f32 {
-  let xy = ${FACTORS[kind]};
-  if (w <= 0.0 || xy.x == 0.0 || xy.y == 0.0) { return acc; }
+fn pcf_sum_term(phase: u32, acc: f32, w: f32, x: f32, y: f32, e_max: f32) -> f32 {
+  if (w <= 0.0 || x == 0.0 || y == 0.0) { return acc; }
   let fw = frexp(w);
-  let fx = frexp(xy.x);
-  let fy = frexp(xy.y);
+  let fx = frexp(x);
+  let fy = frexp(y);
   let e = fw.exp + fx.exp + fy.exp;
   if (phase == 0u) { return max(acc, f32(e)); }
   return acc + ldexp(fw.fract * fx.fract * fy.fract, e - i32(e_max));
+}
+
+// The terms of a rectangle w wide with values f and g, added to acc as pcf_sum_term does.
+fn pcf_sum_step(phase: u32, acc: f32, w: f32, f: f32, g: f32, e_max: f32) -> f32 {
+  ${TERMS[kind]}
 }
 
 // One walk of pair (i, j) in the order of the kernel body.
