@@ -190,6 +190,15 @@ describe('skip rules', () => {
     expectAllClose(got, ref.map((row, i) => row.map((x, j) => (j < i ? x : NaN))), { rtol: 1e-12, nanEqual: true });
   });
 
+  it("'skipDiagAndBelow' computes only j > i (pdist's transposed blocks), each at its own column, bit for bit pdist's", () => {
+    for (const op of [pcfOp(1), pcfOp(2), pcfOp(3)]) {
+      const got = blocked(op, 'skipDiagAndBelow');
+      const below = blocked(op, 'skipDiagAndAbove');
+      // Entry (i, j), j > i, is the distance of (j, i), computed with the two PCFs swapped.
+      expect(got).toEqual(below.map((row, i) => row.map((_, j) => (j > i ? below[j]![i]! : NaN))));
+    }
+  });
+
   it("'skipAbove' computes only j <= i (l2Kernel)", () => {
     const got = blocked(L2_INNER, 'skipAbove');
     const ref = referenceL2Kernel(pcfsOf(set));

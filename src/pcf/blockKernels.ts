@@ -30,7 +30,7 @@ export interface BlockParams {
 }
 
 /** Skip rules by their code in {@link BlockParams.skip}. */
-export const SKIP_RULES: readonly SkipRule[] = ['none', 'skipDiagAndAbove', 'skipAbove'];
+export const SKIP_RULES: readonly SkipRule[] = ['none', 'skipDiagAndAbove', 'skipAbove', 'skipDiagAndBelow'];
 
 /** The code of each triangle skip mode in {@link BlockParams.skip} (the GPU kernels use the same codes). */
 export const SKIP_CODE: Readonly<Record<TriangleSkipMode, number>> = {
@@ -126,11 +126,14 @@ export const pcf_block = defineKernel({
         loadedFor.set(w, muState.launch);
       }
       const i = rowFirst + r;
+      let j0 = colFirst;
       let jEnd = colFirst + colCount;
-      if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
-      if (jEnd <= colFirst) return;
-      if (!w.row(wop as WasmRowOp, rows, i, colFirst, jEnd, output, r * colCount)) jsRow(r);
-      else if (f32 ? !rowInRange32(wop as WasmRowOp, rows, i, cols, colFirst, jEnd, output, r * colCount) : wop === 1 && !l2RowInRange(rows, i, cols, colFirst, jEnd, output, r * colCount)) jsRow(r);
+      if (skip === 'skipDiagAndBelow') j0 = Math.max(j0, i + 1);
+      else if (skip !== 'none') jEnd = Math.min(jEnd, i + (skip === 'skipAbove' ? 1 : 0));
+      if (jEnd <= j0) return;
+      const at = r * colCount + j0 - colFirst;
+      if (!w.row(wop as WasmRowOp, rows, i, j0, jEnd, output, at)) jsRow(r);
+      else if (f32 ? !rowInRange32(wop as WasmRowOp, rows, i, cols, j0, jEnd, output, at) : wop === 1 && !l2RowInRange(rows, i, cols, j0, jEnd, output, at)) jsRow(r);
     };
     return (first: number, end: number) => {
       for (let r = first; r < end; r++) {

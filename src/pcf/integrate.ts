@@ -33,9 +33,10 @@ export const L2_INNER: PcfOp = Object.freeze({ kind: 'l2inner' });
 /**
  * Which (i, j) pairs of a row are computed, by GLOBAL row i and column j:
  * `'none'` all (cdist); `'skipDiagAndAbove'` only j < i (pdist); `'skipAbove'` only j <= i
- * (l2Kernel). Skipped outputs are left untouched.
+ * (l2Kernel); `'skipDiagAndBelow'` only j > i (pdist's blocks computed transposed, whose rows are
+ * the block's columns). Skipped outputs are left untouched.
  */
-export type SkipRule = 'none' | 'skipDiagAndAbove' | 'skipAbove';
+export type SkipRule = 'none' | 'skipDiagAndAbove' | 'skipAbove' | 'skipDiagAndBelow';
 
 /** Integer exponents up to this use repeated multiplication; larger ones use Math.pow. */
 export const MAX_MULTIPLY_P = 16;
@@ -132,7 +133,14 @@ export function integrateRow(
   upper: number,
 ): void {
   let jEnd = j1;
-  if (skip !== 'none') {
+  if (skip === 'skipDiagAndBelow') {
+    // Columns after the diagonal only: the row's first kept column lands at outOffset still.
+    const first = rowIndexBase + row - colIndexBase + 1;
+    if (first > jFirst) {
+      outOffset += first - jFirst;
+      jFirst = first;
+    }
+  } else if (skip !== 'none') {
     const limit = rowIndexBase + row - colIndexBase + (skip === 'skipAbove' ? 1 : 0);
     if (limit < jEnd) jEnd = limit;
   }

@@ -381,7 +381,7 @@ async function compute(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: BlockMode, s
       if (colData !== rowData) r.uploads.push(...colData.pointers);
       r.op = gpu
         ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip, ...gpuLayout(writer, r.ctx, memoryCap, options.maxOutputElements))
-        : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData, colData, op, skip, dtype, rows.dtype);
+        : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData, colData, op, skip, dtype, rows.dtype, writer.writeColumns !== undefined && cols === rows && skip === 'lowerTriangleSkipDiag' ? 'columns' : 'rows');
     }
     const blockOp = new MultiDeviceBlockOp(slots.map((s) => ({ op: s.run.op!, device: s.run.jobs.indexOf(s.job) })));
     await runBlockPipeline(blockOp, scheduler, writer, {

@@ -1,13 +1,13 @@
 // The blocks' modules one by one, not their index: the index also holds the file sinks, which a browser bundle must leave out.
 import { DeviceStorage } from '../blocks/deviceStorage.js';
-import type { BlockInfo, BlockOp, BlockScheduler, BufferSlot, FloatArray, FloatDType, TriangleSkipMode } from '../blocks/index.js';
+import type { BlockInfo, BlockLayout, BlockOp, BlockScheduler, BufferSlot, FloatArray, FloatDType, TriangleSkipMode } from '../blocks/index.js';
 import type { Context } from '../pxl/context.js';
 import type { DevicePtr } from '../pxl/devicePtr.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import { LocalityMode } from '../pxl/launchPlan.js';
 import { NDArray } from '../pxl/ndarray.js';
-import { SKIP_CODE, type BlockParams } from './blockKernels.js';
+import { SKIP_CODE, SKIP_RULES, type BlockParams } from './blockKernels.js';
 import { checkLaunch } from './blockLaunch.js';
 import type { DevicePcfSet } from './devicePcfSet.js';
 import type { PcfOp } from './integrate.js';
@@ -25,6 +25,11 @@ type Storage = DeviceStorage<DevicePtr, FloatArray, KernelMap>;
  * device buffers per Job that the host reads without a copy. Buffers and Maps come from the
  * Context's workspace and go back to it, so the next call reuses them (and each core its bound
  * arguments) instead of allocating and binding afresh.
+ *
+ * For a writer that takes column-major blocks (a DistanceMatrix), pdist's blocks are computed
+ * transposed: a task is a block column, PCF j against the block's rows i > j, the same distances
+ * bit for bit (every operation is symmetric in its two PCFs, step by step), so the host moves each
+ * column as one run instead of transposing the block.
  */
 export class PcfBlockOp implements BlockOp<Storage> {
   readonly #ctx: Context;
@@ -36,8 +41,13 @@ export class PcfBlockOp implements BlockOp<Storage> {
   readonly #skip: TriangleSkipMode;
   readonly #dtype: FloatDType;
   readonly #upper: number;
+  readonly #layout: BlockLayout;
 
-  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet, cols: DevicePcfSet, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType) {
+  /**
+   * @param layout `'columns'` only for pdist (rows and cols one set, skip `lowerTriangleSkipDiag`)
+   *   and a result writer with `writeColumns`.
+   */
+  constructor(ctx: Context, workspace: PcfWorkspace, jobs: readonly Job[], rows: DevicePcfSet, cols: DevicePcfSet, op: PcfOp, skip: TriangleSkipMode, dtype: FloatDType, inputDtype: FloatDType, layout: BlockLayout = 'rows') {
     this.#ctx = ctx;
     this.#workspace = workspace;
     this.#jobs = jobs;
@@ -47,6 +57,11 @@ export class PcfBlockOp implements BlockOp<Storage> {
     this.#skip = skip;
     this.#dtype = dtype;
     this.#upper = integrationLimit(inputDtype);
+    this.#layout = layout;
+  }
+
+  outputLayout(): BlockLayout {
+    return this.#layout;
   }
 
   initStorage(device: number, scheduler: BlockScheduler): Storage {
@@ -65,19 +80,19 @@ export class PcfBlockOp implements BlockOp<Storage> {
   }
 
   async execBlock(storage: Storage, block: BlockInfo, slot: BufferSlot): Promise<void> {
-    const map = storage.launch(block.rowCount);
+    const columns = this.#layout === 'columns';
+    const map = storage.launch(columns ? block.colCount : block.rowCount);
     const params: BlockParams = {
-      rowFirst: block.rowFirst,
-      colFirst: block.colFirst,
-      colCount: block.colCount,
+      rowFirst: columns ? block.colFirst : block.rowFirst,
+      colFirst: columns ? block.rowFirst : block.colFirst,
+      colCount: columns ? block.rowCount : block.colCount,
       op: this.#op.kind === 'l2inner' ? 1 : 0,
       p: this.#op.kind === 'lp' ? this.#op.p : 1,
-      skip: SKIP_CODE[this.#skip],
+      skip: columns ? SKIP_RULES.indexOf('skipDiagAndBelow') : SKIP_CODE[this.#skip],
       upper: this.#upper,
     };
     const out = new NDArray(storage.out[slot], this.#dtype, [storage.host[slot].length]);
-    const r = this.#rows;
-    const c = this.#cols;
+    const [r, c] = columns ? [this.#cols, this.#rows] : [this.#rows, this.#cols];
     const accepted = await map.execute(r.times, r.values, r.offsets, c.times, c.values, c.offsets, out, params as unknown as Record<string, number>);
     await map.synchronize();
     checkLaunch(this.#ctx, map, accepted);
