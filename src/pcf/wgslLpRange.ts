@@ -12,6 +12,7 @@
  * and every infinity, NaN or negative value has bits at or above 0x7f800000), and the scaled form
  * never forms an infinite value; an overflowing distance is written as the bits of Infinity.
  */
+import { pairWalk } from './wgslPairWalk.js';
 
 /**
  * The smallest sum of w * |f - g|^p terms a GPU kernel keeps, per unit of width before the last
@@ -87,39 +88,7 @@ fn pcf_scaled_term(w: f32, h: f32, m: f32, p: f32) -> f32 {
 // One walk of pair (i, j) in the order of the kernel body. Phase 0 returns the largest half
 // difference |f / 2 - g / 2| over rectangles of positive width (halves, so it cannot overflow);
 // phase 1 returns the sum of pcf_scaled_term over half widths (halves, so it stays below 2^127).
-fn pcf_scaled_walk(i: u32, j: u32, upper: f32, phase: u32, m: f32, p: f32) -> f32 {
-  var a = rowOffsets[rowOffsets_offset + i] + 1u;
-  let aEnd = rowOffsets[rowOffsets_offset + i + 1u];
-  var b = colOffsets[colOffsets_offset + j] + 1u;
-  let bEnd = colOffsets[colOffsets_offset + j + 1u];
-  var at = 0.0;
-  var acc = 0.0;
-  while (a < aEnd && b < bEnd) {
-    let ta = rowTimes[rowTimes_offset + a];
-    let tb = colTimes[colTimes_offset + b];
-    let tn = min(ta, tb);
-    acc = pcf_scaled_step(phase, acc, tn - at, rowValues[rowValues_offset + a - 1u], colValues[colValues_offset + b - 1u], m, p);
-    at = tn;
-    a += select(0u, 1u, ta <= tb);
-    b += select(0u, 1u, tb <= ta);
-  }
-  var fv = rowValues[rowValues_offset + a - 1u];
-  var gv = colValues[colValues_offset + b - 1u];
-  for (; a < aEnd; a++) {
-    let rt = rowTimes[rowTimes_offset + a];
-    acc = pcf_scaled_step(phase, acc, rt - at, fv, gv, m, p);
-    at = rt;
-    fv = rowValues[rowValues_offset + a];
-  }
-  for (; b < bEnd; b++) {
-    let rt = colTimes[colTimes_offset + b];
-    acc = pcf_scaled_step(phase, acc, rt - at, fv, gv, m, p);
-    at = rt;
-    gv = colValues[colValues_offset + b];
-  }
-  return pcf_scaled_step(phase, acc, upper - at, fv, gv, m, p);
-}
-
+${pairWalk('pcf_scaled_walk', 'phase: u32, m: f32, p: f32', '0.0', (w, f, g) => `pcf_scaled_step(phase, acc, ${w}, ${f}, ${g}, m, p)`)}
 fn pcf_scaled_step(phase: u32, acc: f32, w: f32, f: f32, g: f32, m: f32, p: f32) -> f32 {
   let h = abs(0.5 * f - 0.5 * g);
   if (phase == 0u) { return select(acc, max(acc, h), w > 0.0); }

@@ -18,6 +18,7 @@
  * the integral itself exceeds the largest float32. As in wgslLpRange.ts, nothing compares with
  * Infinity: WGSL lets an implementation assume no value is infinite or NaN.
  */
+import { pairWalk } from './wgslPairWalk.js';
 
 /** The integrands with this rescue. */
 export type GpuSumIntegrand = 'l1' | 'l2inner';
@@ -67,39 +68,7 @@ fn pcf_sum_step(phase: u32, acc: f32, w: f32, f: f32, g: f32, e_max: f32) -> f32
 }
 
 // One walk of pair (i, j) in the order of the kernel body.
-fn pcf_sum_walk(i: u32, j: u32, upper: f32, phase: u32, e_max: f32) -> f32 {
-  var a = rowOffsets[rowOffsets_offset + i] + 1u;
-  let aEnd = rowOffsets[rowOffsets_offset + i + 1u];
-  var b = colOffsets[colOffsets_offset + j] + 1u;
-  let bEnd = colOffsets[colOffsets_offset + j + 1u];
-  var at = 0.0;
-  var acc = select(0.0, ${NO_TERM}.0, phase == 0u);
-  while (a < aEnd && b < bEnd) {
-    let ta = rowTimes[rowTimes_offset + a];
-    let tb = colTimes[colTimes_offset + b];
-    let tn = min(ta, tb);
-    acc = pcf_sum_step(phase, acc, tn - at, rowValues[rowValues_offset + a - 1u], colValues[colValues_offset + b - 1u], e_max);
-    at = tn;
-    a += select(0u, 1u, ta <= tb);
-    b += select(0u, 1u, tb <= ta);
-  }
-  var fv = rowValues[rowValues_offset + a - 1u];
-  var gv = colValues[colValues_offset + b - 1u];
-  for (; a < aEnd; a++) {
-    let rt = rowTimes[rowTimes_offset + a];
-    acc = pcf_sum_step(phase, acc, rt - at, fv, gv, e_max);
-    at = rt;
-    fv = rowValues[rowValues_offset + a];
-  }
-  for (; b < bEnd; b++) {
-    let rt = colTimes[colTimes_offset + b];
-    acc = pcf_sum_step(phase, acc, rt - at, fv, gv, e_max);
-    at = rt;
-    gv = colValues[colValues_offset + b];
-  }
-  return pcf_sum_step(phase, acc, upper - at, fv, gv, e_max);
-}
-
+${pairWalk('pcf_sum_walk', 'phase: u32, e_max: f32', `select(0.0, ${NO_TERM}.0, phase == 0u)`, (w, f, g) => `pcf_sum_step(phase, acc, ${w}, ${f}, ${g}, e_max)`)}
 // The integral of pair (i, j) with each term's exponent apart; see wgslSumRange.ts.
 fn pcf_sum_apart(i: u32, j: u32, upper: f32) -> f32 {
   let e_max = pcf_sum_walk(i, j, upper, 0u, 0.0);
