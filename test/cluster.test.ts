@@ -2,8 +2,8 @@
  * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
- * item a worker refuses, and addresses that cannot work. Workers run from bin/pxl.js (needs the
- * build that `npm test` makes first).
+ * item a worker refuses, the same run started twice at once, and addresses that cannot work.
+ * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -228,6 +228,33 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     await pdist(X, { out: at('restarted.local.npy'), p: 2 });
     expect(await sameBytes(at('restarted.npy'), at('restarted.local.npy'))).toBe(true);
   }, 120_000);
+});
+
+describe.skipIf(!runThem)('the same run started twice', () => {
+  it('refuses the second coordinator while the first runs, and the first still finishes', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const X = randomPcfs({ n: 400, points: 10, seed: 31 });
+    let second: Promise<unknown> | undefined;
+    // With no worker yet the first coordinator waits: the second starts then, on the same run.
+    const first = pdist(X, {
+      out: at('twice.npy'),
+      cluster: {
+        nats: server.url,
+        onStatus: (s) => {
+          if (s.kind !== 'waiting' || second !== undefined) return;
+          second = pdist(X, { out: at('twice.npy'), cluster: { nats: server.url } });
+          second.then(() => undefined, () => worker(server, 'after'));
+        },
+      },
+    });
+    await first;
+    await expect(second).rejects.toThrow(OptionError);
+    await expect(second).rejects.toThrow(/another coordinator \(.+\) is running this same run .*; wait for it to finish, or write to another output file/);
+    await pdist(X, { out: at('twice.local.npy') });
+    expect(await sameBytes(at('twice.npy'), at('twice.local.npy'))).toBe(true);
+    expect((await readdir(dir)).filter((f) => f.startsWith('.twice.npy'))).toEqual([]);
+  }, 60_000);
 });
 
 describe.skipIf(!runThem)('addresses that cannot work', () => {

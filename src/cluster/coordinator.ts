@@ -23,6 +23,7 @@ import {
   COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, PROTOCOL_VERSION, RUN_SUBJECT, runNames,
   type ItemOp, type ModuleItemOp, type PcfItemOp, type RunNames, type WorkItem,
 } from './protocol.js';
+import { claimRun } from './runClaim.js';
 import { createRun, removeRun, reopenRun, runLeftovers } from './runStreams.js';
 import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js';
 
@@ -189,6 +190,8 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, m
     jsm = await openJetStream(nc, cluster.nats);
     const js = jetstream(nc);
     const { op, rows, cols, scheduler, side, runId } = await plan(objectStores(js), replicas, nc.info?.max_payload ?? 0);
+    // Held until the connection closes, after the run's streams are removed.
+    await claimRun(nc, runNames(runId));
     const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
     names = runNames(runId);
     // Items published now get msgIDs of their own: a republished item must not be taken for a
