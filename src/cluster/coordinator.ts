@@ -11,11 +11,11 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
-import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
+import { CancelledError, DeviceUnavailableError, InputFormatError, OptionError, UnsupportedError } from '../core/errors.js';
 import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { MaxSquareSide } from '../pxl/launchPlan.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
-import { objectStores, putInput } from './inputBucket.js';
+import { objectStores, putInput, raiseInputReplicas } from './inputBucket.js';
 import { releaseMessage } from './natsTransport.js';
 import { packedLength, unpackRows } from './packedRows.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
@@ -73,6 +73,13 @@ function runIdOf(req: ClusterRequest, rows: string, cols: string, side: number):
   if (req.sink === undefined) return randomBytes(8).toString('hex');
   const what = JSON.stringify([rows, cols, itemOp(req), req.mode, side, resolve(req.sink.paths.temp, '..'), req.sink.layout.bytes, req.sink.layout.kind]);
   return createHash('sha256').update(what).digest('hex').slice(0, 16);
+}
+
+/** The server's refusal of `replicas` copies of a stream (one server, or too few in its cluster), as an OptionError. */
+function replicasRefused(error: unknown, replicas: number, url: string): OptionError | undefined {
+  const message = (error as Error | undefined)?.message ?? '';
+  if (replicas <= 1 || !/replicas > 1 not supported|no suitable peers|insufficient resources/i.test(message)) return undefined;
+  return new OptionError(`the NATS server at ${url} cannot keep ${replicas} copies of the run's streams (${message}): --replicas (cluster.replicas) must be at most the number of JetStream servers in its cluster, and 1 for a single server`);
 }
 
 async function openJetStream(nc: NatsConnection, url: string): Promise<JetStreamManager> {
@@ -189,6 +196,7 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, m
   try {
     jsm = await openJetStream(nc, cluster.nats);
     const js = jetstream(nc);
+    await raiseInputReplicas(jsm, replicas);
     const { op, rows, cols, scheduler, side, runId } = await plan(objectStores(js), replicas, nc.info?.max_payload ?? 0);
     // Held until the connection closes, after the run's streams are removed.
     await claimRun(nc, runNames(runId));
@@ -218,6 +226,8 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, m
     await collect(req, nc, js, names, blocks, () => publishItems(nc, js, names!, base, ordered, publishTag, signal));
     await removeRun(jsm, names);
     names = undefined;
+  } catch (error) {
+    throw replicasRefused(error, replicas, cluster.nats) ?? error;
   } finally {
     if (names !== undefined && jsm !== undefined && !nc.isClosed()) await removeRun(jsm, names).catch(() => undefined);
     await nc.close().catch(() => undefined);
