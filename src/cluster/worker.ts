@@ -85,7 +85,7 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
     return;
   }
   const { bytes } = outcome;
-  const parts = partCount(bytes.byteLength, Math.max(1, state.nc.info!.max_payload - HEADER_ROOM));
+  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - HEADER_ROOM));
   const partSize = partBytes(bytes.byteLength, parts);
   const sends: Promise<unknown>[] = [];
   for (let k = 0; k < parts; k++) {

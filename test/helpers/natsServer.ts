@@ -50,6 +50,10 @@ export interface NatsTestServer {
   readonly storeDir: string;
   /** Kills the server (SIGKILL, so nothing is flushed on the way out) and starts it again on the same port and store. */
   restart(): Promise<void>;
+  /** Kills the server (SIGKILL) and leaves it down until {@link up}. */
+  down(): Promise<void>;
+  /** Starts a server killed by {@link down} again on the same port and store. */
+  up(): Promise<void>;
   /** Stops the server by pid and removes its store. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -98,6 +102,8 @@ export async function startNatsServer(extraArgs: readonly string[] = []): Promis
       await kill();
       await launch();
     },
+    down: kill,
+    up: launch,
     async stop() {
       await kill();
       await rm(storeDir, { recursive: true, force: true });
