@@ -262,9 +262,18 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
 
   it('refuses an address that is not a NATS URL before connecting', async () => {
     await expect(pdist(X, { out: at('x.npy'), cluster: { nats: 'http://127.0.0.1:4222' } })).rejects.toThrow(
-      new OptionError("cluster.nats: 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
+      new OptionError("--nats (cluster.nats): 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
     );
     await expect(pdist(X, { cluster: { nats: 'nats://127.0.0.1:1' }, devices: ['cpu'] })).rejects.toThrow(OptionError);
+  });
+
+  it('refuses credentials in the address, naming it without them', async () => {
+    for (const nats of ['nats://alice:s3cret@127.0.0.1:4222', 'nats://t0ken@127.0.0.1:4222']) {
+      const refused = pdist(X, { out: at('userinfo.npy'), cluster: { nats } });
+      await expect(refused).rejects.toThrow(OptionError);
+      await expect(refused).rejects.toThrow("--nats (cluster.nats): 'nats://***@127.0.0.1:4222' carries credentials in the address, which pxl does not read from there; give them as --nats-user with --nats-pass, or --nats-token");
+      await expect(refused).rejects.not.toThrow(/s3cret|t0ken/);
+    }
   });
 
   it('gives DeviceUnavailableError for a refused connection and an unknown host, and leaves no partial file', async () => {

@@ -38,10 +38,15 @@ export function serverList(nats: unknown): string[] {
     try {
       url = new URL(server.includes('://') ? server : `nats://${server}`);
     } catch {
-      throw new OptionError(`cluster.nats: '${server}' is not a server address; write nats://HOST:PORT (tls://HOST:PORT for TLS)`);
+      throw new OptionError(`--nats (cluster.nats): '${server}' is not a server address; write nats://HOST:PORT (tls://HOST:PORT for TLS)`);
     }
-    if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new OptionError(`cluster.nats: '${server}' uses ${url.protocol}//; a NATS server is reached with nats://HOST:PORT (or tls://)`);
-    if (url.hostname === '') throw new OptionError(`cluster.nats: '${server}' names no host; write nats://HOST:PORT`);
+    if (url.username !== '' || url.password !== '') {
+      // Named without its secret: error messages end up in logs.
+      const shown = server.replace(/\/\/[^@/]*@/, '//***@');
+      throw new OptionError(`--nats (cluster.nats): '${shown}' carries credentials in the address, which pxl does not read from there; give them as --nats-user with --nats-pass, or --nats-token (cluster.user, cluster.pass, cluster.token)`);
+    }
+    if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new OptionError(`--nats (cluster.nats): '${server}' uses ${url.protocol}//; a NATS server is reached with nats://HOST:PORT (or tls://)`);
+    if (url.hostname === '') throw new OptionError(`--nats (cluster.nats): '${server}' names no host; write nats://HOST:PORT`);
     return server;
   });
 }
@@ -55,11 +60,11 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
   const o = checkOptionsObject('cluster options', options as ClusterOptions, CLUSTER_OPTION_KEYS, { url: 'nats', server: 'nats', servers: 'nats', creds: 'credsFile', password: 'pass' });
   serverList(o.nats);
   for (const key of ['credsFile', 'user', 'pass', 'token'] as const) checkString(key, o[key]);
-  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('cluster.user and cluster.pass go together: give both, or neither');
+  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('--nats-user and --nats-pass (cluster.user and cluster.pass) go together: give both, or neither');
   if (o.tls !== undefined) {
     const tls = checkOptionsObject('cluster.tls', o.tls, ['caFile', 'certFile', 'keyFile']);
     for (const key of ['caFile', 'certFile', 'keyFile'] as const) checkString(`tls.${key}`, tls[key]);
-    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('cluster.tls.certFile and cluster.tls.keyFile go together: a client certificate needs its key');
+    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('--nats-cert and --nats-key (cluster.tls.certFile and cluster.tls.keyFile) go together: a client certificate needs its key');
   }
   if (o.ackWait !== undefined) checkInteger('cluster.ackWait', o.ackWait, 100, 3_600_000);
   if (o.replicas !== undefined) checkInteger('cluster.replicas', o.replicas, 1, 5);
