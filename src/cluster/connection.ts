@@ -3,7 +3,8 @@
  * through to the client, a first connection that fails fast with a typed error, and reconnection
  * without limit afterwards (a restarted server is waited for, not reported as a failure).
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
 import { credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { checkInteger, checkNumber, checkOptionsObject, describe } from '../core/validate.js';
@@ -96,6 +97,15 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
     authenticator = credsAuthenticator(creds);
   }
   const tls = options.tls;
+  // The client would report an unreadable file as a failed connection, with the wrong advice.
+  for (const [file, flag] of [[tls?.caFile, '--nats-ca (cluster.tls.caFile)'], [tls?.certFile, '--nats-cert (cluster.tls.certFile)'], [tls?.keyFile, '--nats-key (cluster.tls.keyFile)']] as const) {
+    if (file === undefined) continue;
+    try {
+      await access(file, constants.R_OK);
+    } catch (error) {
+      throw new OptionError(`cannot read ${flag} ${file}: ${(error as Error).message}`);
+    }
+  }
   const attempts: string[] = [];
   try {
     return await connectNats({
@@ -113,9 +123,14 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
     const reason = (error as Error).message + ((error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '');
     attempts.push(`${servers.join(', ')}: ${reason}`);
     const auth = /authori[sz]ation|authentication|credentials/i.test(reason);
+    const certificate = /certificate|self[- ]signed|hostname\/ip|PEM|SSL|TLS/i.test(reason);
+    const usesTls = tls !== undefined || servers.some((server) => server.startsWith('tls://'));
+    const timedOut = (error as Error).name === 'TimeoutError';
     const hint = auth
       ? 'check --nats-creds, --nats-user/--nats-pass or --nats-token against the server\'s accounts'
-      : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${(error as Error).name === 'TimeoutError' ? ` (no answer within ${timeoutS} s)` : ''}`;
+      : certificate
+        ? 'check --nats-ca (the authority that signed the server\'s certificate, when the system does not trust it), the name in the address against the certificate, and --nats-cert/--nats-key'
+        : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${timedOut ? ` (no answer within ${timeoutS} s)` : ''}${timedOut && usesTls && tls?.certFile === undefined ? '; a server that verifies clients also needs --nats-cert and --nats-key' : ''}`;
     throw new DeviceUnavailableError(`cannot connect to the NATS server at ${servers.join(', ')}: ${reason}; ${hint}`, attempts, { cause: error });
   }
 }
