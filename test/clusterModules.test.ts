@@ -162,6 +162,7 @@ describe.skipIf(!runThem)('kernel modules on a cluster', () => {
     const run = runBlocksOnCluster({ module: MODULE, export: 'table', params: { scale: 1 }, nRows: 10, nCols: 10, cluster: { nats: server.url } });
     await expect(run).rejects.toThrow(UnsupportedError);
     await expect(run).rejects.toThrow(`it is not on its allow-list (start the worker with --modules ${MODULE})`);
+    await expect(run).rejects.toThrow(/^worker mod refused block 0 of this run: this worker does not run the kernel module/);
     expect(worker.child.exitCode).toBe(null);
   }, 60_000);
 });

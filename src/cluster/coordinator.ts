@@ -360,7 +360,7 @@ function resultBlock(msg: JsMsg, req: RunTarget, todo: ReadonlyMap<number, Block
   const refusal = h?.get(HEADER.error) ?? '';
   if (refusal !== '') {
     const worker = h?.get(HEADER.worker) || 'a worker';
-    throw new UnsupportedError(`worker ${worker} refused block ${Number.isInteger(index) ? index : '?'} of this ${req.fnName}: ${refusal}`);
+    throw new UnsupportedError(`worker ${worker} refused block ${Number.isInteger(index) ? index : '?'} of this run: ${refusal}`);
   }
   if (!Number.isInteger(index)) return undefined;
   if (h?.get(HEADER.dtype) !== req.dtype) return undefined;
