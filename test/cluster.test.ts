@@ -228,6 +228,28 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     await pdist(X, { out: at('restarted.local.npy'), p: 2 });
     expect(await sameBytes(at('restarted.npy'), at('restarted.local.npy'))).toBe(true);
   }, 120_000);
+
+  it('fails with DeviceUnavailableError, instead of waiting forever, when the server comes back without its store', async () => {
+    let restarting: Promise<void> | undefined;
+    const running = pdist(X, {
+      out: at('storeless.npy'),
+      p: 3,
+      minBlockSide: 100,
+      onProgress: (p) => {
+        if (p.blocksDone !== 3) return;
+        restarting = (async () => {
+          await server.down();
+          await rm(server.storeDir, { recursive: true, force: true });
+          await server.up();
+        })();
+      },
+      cluster: { nats: server.url, ackWait: 1500 },
+    });
+    await expect(running).rejects.toThrow(DeviceUnavailableError);
+    await expect(running).rejects.toThrow(/no longer has this run's streams \(deleted, or the server restarted without its store, -sd\): the \d+ blocks not yet written are lost there; run the command again$/);
+    await restarting;
+    expect((await readdir(dir)).filter((f) => f.includes('storeless'))).toEqual([]);
+  }, 120_000);
 });
 
 describe.skipIf(!runThem)('the same run started twice', () => {

@@ -275,7 +275,9 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
     }
   }, ROSTER_CHECK_MS);
   const consumer = await js.consumers.get(names.resultStream, COORDINATOR_CONSUMER);
-  const messages = await consumer.consume({ max_messages: RESULTS_IN_HAND });
+  // A stream or consumer gone from the server (deleted, or a server restarted without its store)
+  // ends the run with an error instead of a wait for results that cannot come.
+  const messages = await consumer.consume({ max_messages: RESULTS_IN_HAND, abort_on_missing_resource: true });
   const stop = (): void => void messages.stop();
   signal?.addEventListener('abort', stop, { once: true });
   const publishing = publish();
@@ -336,6 +338,11 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
       }
       if (todo.size === 0) break;
     }
+  } catch (error) {
+    if (/^(stream|consumer) not found$/.test((error as Error).message)) {
+      throw new DeviceUnavailableError(`the NATS server at ${req.cluster.nats} no longer has this run's streams (deleted, or the server restarted without its store, -sd): the ${todo.size} blocks not yet written are lost there; run the command again`, [req.cluster.nats], { cause: error });
+    }
+    throw error;
   } finally {
     signal?.removeEventListener('abort', stop);
     clearInterval(check);
