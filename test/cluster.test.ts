@@ -2,7 +2,8 @@
  * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
- * item a worker refuses, the same run started twice at once, and addresses that cannot work.
+ * item a worker refuses, the same run started twice at once, a worker stopped while the server is
+ * away, and addresses that cannot work.
  * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -250,6 +251,18 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     await restarting;
     expect((await readdir(dir)).filter((f) => f.includes('storeless'))).toEqual([]);
   }, 120_000);
+
+  it('lets a worker stopped with SIGTERM while the server is away exit 0', async () => {
+    const w = worker(server, 'stranded');
+    await w.line(/connected to/);
+    await server.down();
+    try {
+      process.kill(w.child.pid!, 'SIGTERM');
+      expect(await w.exit).toEqual({ code: 0, signal: null });
+    } finally {
+      await server.up();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!runThem)('the same run started twice', () => {
