@@ -66,6 +66,16 @@ describe.skipIf(!runThem)('NATS authentication', () => {
   }, 60_000);
 });
 
+describe.skipIf(!runThem)('a tls:// address', () => {
+  it('refuses a server that offers no TLS instead of talking to it in plain text', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const plain = pdist(X, { out: join(dir, 'plain.npy'), cluster: { nats: `tls://127.0.0.1:${server.port}` } });
+    await expect(plain).rejects.toThrow(DeviceUnavailableError);
+    await expect(plain).rejects.toThrow(/the server offers no TLS: start it with TLS .*, or give a nats:\/\/ address without the TLS options$/);
+  }, 30_000);
+});
+
 describe.skipIf(!runThem)('NATS decentralized authentication (operator, account and user JWTs)', () => {
   it('connects with a .creds file, and refuses one the server does not trust', async () => {
     const creds = makeCredentials(dir);

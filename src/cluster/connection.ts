@@ -106,6 +106,7 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
       throw new OptionError(`cannot read ${flag} ${file}: ${(error as Error).message}`);
     }
   }
+  const usesTls = tls !== undefined || servers.some((server) => server.startsWith('tls://'));
   const attempts: string[] = [];
   try {
     return await connectNats({
@@ -117,18 +118,22 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
       ...(authenticator === undefined ? {} : { authenticator }),
       ...(options.user === undefined ? {} : { user: options.user, pass: options.pass }),
       ...(options.token === undefined ? {} : { token: options.token }),
-      ...(tls === undefined ? {} : { tls: { ...(tls.caFile && { caFile: tls.caFile }), ...(tls.certFile && { certFile: tls.certFile }), ...(tls.keyFile && { keyFile: tls.keyFile }) } }),
+      // The client takes a tls:// address for a plain one when the server offers no TLS: asking
+      // for TLS makes it refuse such a server instead.
+      ...(tls === undefined ? (usesTls ? { tls: {} } : {}) : { tls: { ...(tls.caFile && { caFile: tls.caFile }), ...(tls.certFile && { certFile: tls.certFile }), ...(tls.keyFile && { keyFile: tls.keyFile }) } }),
     });
   } catch (error) {
     const reason = (error as Error).message + ((error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '');
     attempts.push(`${servers.join(', ')}: ${reason}`);
     const auth = /authori[sz]ation|authentication|credentials/i.test(reason);
     const certificate = /certificate|self[- ]signed|hostname\/ip|PEM|SSL|TLS/i.test(reason);
-    const usesTls = tls !== undefined || servers.some((server) => server.startsWith('tls://'));
     const timedOut = (error as Error).name === 'TimeoutError';
+    const noTls = /does not support 'tls'|tls is not available/i.test(reason);
     const hint = auth
       ? 'check --nats-creds, --nats-user/--nats-pass or --nats-token against the server\'s accounts'
-      : certificate
+      : noTls
+        ? 'the server offers no TLS: start it with TLS (nats-server --tls --tlscert FILE --tlskey FILE), or give a nats:// address without the TLS options'
+        : certificate
         ? 'check --nats-ca (the authority that signed the server\'s certificate, when the system does not trust it), the name in the address against the certificate, and --nats-cert/--nats-key'
         : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${timedOut ? ` (no answer within ${timeoutS} s)` : ''}${timedOut && usesTls && tls?.certFile === undefined ? '; a server that verifies clients also needs --nats-cert and --nats-key' : ''}`;
     throw new DeviceUnavailableError(`cannot connect to the NATS server at ${servers.join(', ')}: ${reason}; ${hint}`, attempts, { cause: error });
