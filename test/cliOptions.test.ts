@@ -346,6 +346,14 @@ describe('help texts', () => {
     expect(await help('pdist')).toContain('(choices: "square", "condensed", default: "square")');
   });
 
+  it('gives the defaults and bounds of --replicas and --ack-wait', async () => {
+    for (const command of ['pdist', 'cdist', 'l2-kernel', 'blocks']) {
+      const text = await help(command);
+      expect(text).toContain("--replicas <n> with --nats: copies a NATS cluster keeps of the run's streams (default 1; at most its number of servers, and 5)");
+      expect(text).toContain("--ack-wait <ms> with --nats: milliseconds before a silent worker's block goes to another worker (default 10000; 100 to 3600000)");
+    }
+  });
+
   it('says what -q silences on every command', async () => {
     for (const command of ['pdist', 'cdist', 'l2-kernel']) expect(await help(command)).toContain('-q, --quiet print no progress bar, summary line or cluster status lines on stderr (errors are still printed)');
     expect(await help('random-pcfs')).toContain('-q, --quiet print no line on stderr saying what was written (errors are still printed)');

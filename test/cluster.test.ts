@@ -2,8 +2,9 @@
  * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
- * item a worker refuses, and addresses that cannot work. Workers run from bin/pxl.js (needs the
- * build that `npm test` makes first).
+ * item a worker refuses, the same run started twice at once, a worker stopped while the server is
+ * away, and addresses that cannot work.
+ * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -228,6 +229,67 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     await pdist(X, { out: at('restarted.local.npy'), p: 2 });
     expect(await sameBytes(at('restarted.npy'), at('restarted.local.npy'))).toBe(true);
   }, 120_000);
+
+  it('fails with DeviceUnavailableError, instead of waiting forever, when the server comes back without its store', async () => {
+    let restarting: Promise<void> | undefined;
+    const running = pdist(X, {
+      out: at('storeless.npy'),
+      p: 3,
+      minBlockSide: 100,
+      onProgress: (p) => {
+        if (p.blocksDone !== 3) return;
+        restarting = (async () => {
+          await server.down();
+          await rm(server.storeDir, { recursive: true, force: true });
+          await server.up();
+        })();
+      },
+      cluster: { nats: server.url, ackWait: 1500 },
+    });
+    await expect(running).rejects.toThrow(DeviceUnavailableError);
+    await expect(running).rejects.toThrow(/no longer has this run's streams \(deleted, or the server restarted without its store, -sd\): the \d+ blocks not yet written are lost there; run the command again$/);
+    await restarting;
+    expect((await readdir(dir)).filter((f) => f.includes('storeless'))).toEqual([]);
+  }, 120_000);
+
+  it('lets a worker stopped with SIGTERM while the server is away exit 0', async () => {
+    const w = worker(server, 'stranded');
+    await w.line(/connected to/);
+    await server.down();
+    try {
+      process.kill(w.child.pid!, 'SIGTERM');
+      expect(await w.exit).toEqual({ code: 0, signal: null });
+    } finally {
+      await server.up();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!runThem)('the same run started twice', () => {
+  it('refuses the second coordinator while the first runs, and the first still finishes', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const X = randomPcfs({ n: 400, points: 10, seed: 31 });
+    let second: Promise<unknown> | undefined;
+    // With no worker yet the first coordinator waits: the second starts then, on the same run.
+    const first = pdist(X, {
+      out: at('twice.npy'),
+      cluster: {
+        nats: server.url,
+        onStatus: (s) => {
+          if (s.kind !== 'waiting' || second !== undefined) return;
+          second = pdist(X, { out: at('twice.npy'), cluster: { nats: server.url } });
+          second.then(() => undefined, () => worker(server, 'after'));
+        },
+      },
+    });
+    await first;
+    await expect(second).rejects.toThrow(OptionError);
+    await expect(second).rejects.toThrow(/another coordinator \(.+\) is running this same run .*; wait for it to finish, or write to another output file/);
+    await pdist(X, { out: at('twice.local.npy') });
+    expect(await sameBytes(at('twice.npy'), at('twice.local.npy'))).toBe(true);
+    expect((await readdir(dir)).filter((f) => f.startsWith('.twice.npy'))).toEqual([]);
+  }, 60_000);
 });
 
 describe.skipIf(!runThem)('addresses that cannot work', () => {
@@ -235,9 +297,18 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
 
   it('refuses an address that is not a NATS URL before connecting', async () => {
     await expect(pdist(X, { out: at('x.npy'), cluster: { nats: 'http://127.0.0.1:4222' } })).rejects.toThrow(
-      new OptionError("cluster.nats: 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
+      new OptionError("--nats (cluster.nats): 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
     );
     await expect(pdist(X, { cluster: { nats: 'nats://127.0.0.1:1' }, devices: ['cpu'] })).rejects.toThrow(OptionError);
+  });
+
+  it('refuses credentials in the address, naming it without them', async () => {
+    for (const nats of ['nats://alice:s3cret@127.0.0.1:4222', 'nats://t0ken@127.0.0.1:4222']) {
+      const refused = pdist(X, { out: at('userinfo.npy'), cluster: { nats } });
+      await expect(refused).rejects.toThrow(OptionError);
+      await expect(refused).rejects.toThrow("--nats (cluster.nats): 'nats://***@127.0.0.1:4222' carries credentials in the address, which pxl does not read from there; give them as --nats-user with --nats-pass, or --nats-token");
+      await expect(refused).rejects.not.toThrow(/s3cret|t0ken/);
+    }
   });
 
   it('gives DeviceUnavailableError for a refused connection and an unknown host, and leaves no partial file', async () => {

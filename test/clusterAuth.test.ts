@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceUnavailableError, pdist, randomPcfs, type ClusterOptions } from '../src/index.js';
+import { DeviceUnavailableError, OptionError, pdist, randomPcfs, type ClusterOptions } from '../src/index.js';
 import { makeCredentials } from './helpers/natsCreds.js';
 import { makeCertificates, natsServerAvailable, opensslAvailable, startNatsServer, type NatsTestServer } from './helpers/natsServer.js';
 import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
@@ -66,6 +66,16 @@ describe.skipIf(!runThem)('NATS authentication', () => {
   }, 60_000);
 });
 
+describe.skipIf(!runThem)('a tls:// address', () => {
+  it('refuses a server that offers no TLS instead of talking to it in plain text', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const plain = pdist(X, { out: join(dir, 'plain.npy'), cluster: { nats: `tls://127.0.0.1:${server.port}` } });
+    await expect(plain).rejects.toThrow(DeviceUnavailableError);
+    await expect(plain).rejects.toThrow(/the server offers no TLS: start it with TLS .*, or give a nats:\/\/ address without the TLS options$/);
+  }, 30_000);
+});
+
 describe.skipIf(!runThem)('NATS decentralized authentication (operator, account and user JWTs)', () => {
   it('connects with a .creds file, and refuses one the server does not trust', async () => {
     const creds = makeCredentials(dir);
@@ -87,5 +97,20 @@ describe.skipIf(!withOpenssl)('NATS over TLS with client certificates', () => {
     const url = `tls://127.0.0.1:${server.port}`;
     await clusterRunMatches(server, ['--nats-ca', certs.ca, '--nats-cert', certs.clientCert, '--nats-key', certs.clientKey], { tls: { caFile: certs.ca, certFile: certs.clientCert, keyFile: certs.clientKey } }, url);
     await expect(pdist(X, { out: join(dir, 'no-cert.npy'), cluster: { nats: url, tls: { caFile: certs.ca }, connectTimeout: 3 } })).rejects.toThrow(DeviceUnavailableError);
+  }, 60_000);
+
+  it('says which TLS option to check: an unknown authority, a file that cannot be read, a missing client certificate', async () => {
+    const certs = makeCertificates(dir);
+    const server = await startNatsServer(['--tls', '--tlscert', certs.serverCert, '--tlskey', certs.serverKey, '--tlsverify', '--tlscacert', certs.ca]);
+    servers.push(server);
+    const url = `tls://127.0.0.1:${server.port}`;
+    const client = { certFile: certs.clientCert, keyFile: certs.clientKey };
+    const untrusted = pdist(X, { out: join(dir, 'untrusted.npy'), cluster: { nats: url, tls: client } });
+    await expect(untrusted).rejects.toThrow(DeviceUnavailableError);
+    await expect(untrusted).rejects.toThrow(/; check --nats-ca \(the authority that signed the server's certificate/);
+    const missing = pdist(X, { out: join(dir, 'missing.npy'), cluster: { nats: url, tls: { ...client, caFile: join(dir, 'no-such-ca.pem') } } });
+    await expect(missing).rejects.toThrow(OptionError);
+    await expect(missing).rejects.toThrow(`cannot read --nats-ca (cluster.tls.caFile) ${join(dir, 'no-such-ca.pem')}: ENOENT`);
+    await expect(pdist(X, { out: join(dir, 'no-cert.npy'), cluster: { nats: url, tls: { caFile: certs.ca }, connectTimeout: 1 } })).rejects.toThrow(/; a server that verifies clients also needs --nats-cert and --nats-key$/);
   }, 60_000);
 });

@@ -2,7 +2,8 @@
  * User BlockOps from kernel modules on a cluster: a worker that lists the module in --modules
  * computes its blocks (the result checked entry by entry, in memory and streamed into a `.npy`
  * file, and after a coordinator killed mid-run is resumed); a worker without it refuses them with
- * the reason, which reaches the caller, and keeps running.
+ * the reason, which reaches the caller, and keeps running. A block that a worker finishes while
+ * the server is away is delivered once the server is back.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,12 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeNpy, OptionError, runBlocksOnCluster, UnsupportedError } from '../src/index.js';
+import { decodeNpy, OptionError, runBlocksOnCluster, runWorker, UnsupportedError } from '../src/index.js';
 import { natsServerAvailable, startNatsServer, type NatsTestServer } from './helpers/natsServer.js';
 import { startPxl, type PxlProcess } from './helpers/pxlProcess.js';
 
 const runThem = (await natsServerAvailable()) || process.env.CI === 'true';
 const MODULE = fileURLToPath(new URL('./fixtures/clusterTableOp.mjs', import.meta.url));
+const GATED = fileURLToPath(new URL('./fixtures/gatedOp.mjs', import.meta.url));
 const CHILD = fileURLToPath(new URL('./fixtures/clusterModuleRun.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const processes: PxlProcess[] = [];
@@ -121,11 +123,46 @@ describe.skipIf(!runThem)('kernel modules on a cluster', () => {
     expect(await readdir(dir)).toEqual(['cli.npy']);
   }, 60_000);
 
+  it('delivers a block finished while the server was away once it is back, with no error of its own', async () => {
+    const server = await startNatsServer();
+    servers.push(server);
+    const lines: string[] = [];
+    let started!: () => void;
+    const blockStarted = new Promise<void>((resolve) => (started = resolve));
+    let open!: () => void;
+    (globalThis as { pxlGate?: Promise<void> }).pxlGate = new Promise<void>((resolve) => (open = resolve));
+    const stop = new AbortController();
+    const worker = runWorker({
+      nats: server.url, cores: 1, modules: [GATED], verbose: true, signal: stop.signal,
+      log: (line) => {
+        lines.push(line);
+        if (/started/.test(line)) started();
+      },
+    });
+    try {
+      const run = runBlocksOnCluster({ module: GATED, export: 'gated', nRows: 10, nCols: 10, cluster: { nats: server.url, ackWait: 2000 } });
+      await blockStarted;
+      await server.down();
+      // The worker's client notices the lost connection and starts reconnecting before the block ends.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      open();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await server.up();
+      const result = await run;
+      expect(Array.from(result.data).every((v) => v === 7)).toBe(true);
+      expect(lines.filter((line) => /Cannot read|undefined/.test(line))).toEqual([]);
+    } finally {
+      stop.abort();
+      await worker;
+    }
+  }, 60_000);
+
   it('refuses a module that is not on the allow-list, with the reason, and the worker carries on', async () => {
     const { server, worker } = await serverWithWorker([]);
     const run = runBlocksOnCluster({ module: MODULE, export: 'table', params: { scale: 1 }, nRows: 10, nCols: 10, cluster: { nats: server.url } });
     await expect(run).rejects.toThrow(UnsupportedError);
     await expect(run).rejects.toThrow(`it is not on its allow-list (start the worker with --modules ${MODULE})`);
+    await expect(run).rejects.toThrow(/^worker mod refused block 0 of this run: this worker does not run the kernel module/);
     expect(worker.child.exitCode).toBe(null);
   }, 60_000);
 });

@@ -1,15 +1,40 @@
 /**
  * natsTransport.ts against a real nats-server: messages larger than a socket read go out in
  * pieces and come back byte for byte with their headers, and a message whose buffer was handed
- * back (and taken by later messages) is still acknowledged to the right consumer.
+ * back (and taken by later messages) is still acknowledged to the right consumer; a first
+ * connection that timed out leaves no socket open behind it.
  */
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectCluster } from '../src/cluster/connection.js';
 import { connectNats, releaseMessage } from '../src/cluster/natsTransport.js';
+import { DeviceUnavailableError } from '../src/index.js';
 import { natsServerAvailable, startNatsServer, type NatsTestServer } from './helpers/natsServer.js';
 
 const runThem = (await natsServerAvailable()) || process.env.CI === 'true';
+
+describe('a first connection that times out', () => {
+  it('closes its socket, so the process can end once the error is reported', async () => {
+    // A port that accepts connections and never speaks: the client waits for the INFO of a NATS
+    // server until its connect timeout.
+    const accepted: Socket[] = [];
+    const silent = createServer((socket) => accepted.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      await expect(connectCluster({ nats: `nats://127.0.0.1:${port}`, connectTimeout: 0.3 }, 'test')).rejects.toThrow(DeviceUnavailableError);
+      expect(accepted).toHaveLength(1);
+      const socket = accepted[0]!;
+      if (!socket.destroyed) await new Promise((resolve) => socket.once('close', resolve));
+      expect(socket.destroyed).toBe(true);
+    } finally {
+      for (const s of accepted) s.destroy();
+      silent.close();
+    }
+  }, 20_000);
+});
 
 describe.skipIf(!runThem)('the cluster NATS transport', () => {
   let server: NatsTestServer;

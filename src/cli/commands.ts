@@ -82,8 +82,8 @@ export const natsOptions = (): Option[] => [
 ];
 /** --replicas and --ack-wait of a run on a cluster. */
 const clusterRunOptions = (): Option[] => [
-  new Option('--replicas <n>', 'with --nats: copies a NATS cluster keeps of the run\'s streams (at most its size)').argParser(integerParser(1)),
-  new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker').argParser(integerParser(100)),
+  new Option('--replicas <n>', 'with --nats: copies a NATS cluster keeps of the run\'s streams (default 1; at most its number of servers, and 5)').argParser(integerParser(1)),
+  new Option('--ack-wait <ms>', 'with --nats: milliseconds before a silent worker\'s block goes to another worker (default 10000; 100 to 3600000)').argParser(integerParser(100)),
 ];
 const clusterOptions = (): Option[] => [
   new Option('--nats <url>', 'run the blocks on `pxl worker` processes through this NATS JetStream server (needs -o FILE.npy); see docs/cluster.md'),

@@ -3,7 +3,8 @@
  * through to the client, a first connection that fails fast with a typed error, and reconnection
  * without limit afterwards (a restarted server is waited for, not reported as a failure).
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
 import { credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { DeviceUnavailableError, OptionError } from '../core/errors.js';
 import { checkInteger, checkNumber, checkOptionsObject, describe } from '../core/validate.js';
@@ -38,10 +39,15 @@ export function serverList(nats: unknown): string[] {
     try {
       url = new URL(server.includes('://') ? server : `nats://${server}`);
     } catch {
-      throw new OptionError(`cluster.nats: '${server}' is not a server address; write nats://HOST:PORT (tls://HOST:PORT for TLS)`);
+      throw new OptionError(`--nats (cluster.nats): '${server}' is not a server address; write nats://HOST:PORT (tls://HOST:PORT for TLS)`);
     }
-    if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new OptionError(`cluster.nats: '${server}' uses ${url.protocol}//; a NATS server is reached with nats://HOST:PORT (or tls://)`);
-    if (url.hostname === '') throw new OptionError(`cluster.nats: '${server}' names no host; write nats://HOST:PORT`);
+    if (url.username !== '' || url.password !== '') {
+      // Named without its secret: error messages end up in logs.
+      const shown = server.replace(/\/\/[^@/]*@/, '//***@');
+      throw new OptionError(`--nats (cluster.nats): '${shown}' carries credentials in the address, which pxl does not read from there; give them as --nats-user with --nats-pass, or --nats-token (cluster.user, cluster.pass, cluster.token)`);
+    }
+    if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new OptionError(`--nats (cluster.nats): '${server}' uses ${url.protocol}//; a NATS server is reached with nats://HOST:PORT (or tls://)`);
+    if (url.hostname === '') throw new OptionError(`--nats (cluster.nats): '${server}' names no host; write nats://HOST:PORT`);
     return server;
   });
 }
@@ -55,11 +61,11 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
   const o = checkOptionsObject('cluster options', options as ClusterOptions, CLUSTER_OPTION_KEYS, { url: 'nats', server: 'nats', servers: 'nats', creds: 'credsFile', password: 'pass' });
   serverList(o.nats);
   for (const key of ['credsFile', 'user', 'pass', 'token'] as const) checkString(key, o[key]);
-  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('cluster.user and cluster.pass go together: give both, or neither');
+  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('--nats-user and --nats-pass (cluster.user and cluster.pass) go together: give both, or neither');
   if (o.tls !== undefined) {
     const tls = checkOptionsObject('cluster.tls', o.tls, ['caFile', 'certFile', 'keyFile']);
     for (const key of ['caFile', 'certFile', 'keyFile'] as const) checkString(`tls.${key}`, tls[key]);
-    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('cluster.tls.certFile and cluster.tls.keyFile go together: a client certificate needs its key');
+    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('--nats-cert and --nats-key (cluster.tls.certFile and cluster.tls.keyFile) go together: a client certificate needs its key');
   }
   if (o.ackWait !== undefined) checkInteger('cluster.ackWait', o.ackWait, 100, 3_600_000);
   if (o.replicas !== undefined) checkInteger('cluster.replicas', o.replicas, 1, 5);
@@ -91,6 +97,16 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
     authenticator = credsAuthenticator(creds);
   }
   const tls = options.tls;
+  // The client would report an unreadable file as a failed connection, with the wrong advice.
+  for (const [file, flag] of [[tls?.caFile, '--nats-ca (cluster.tls.caFile)'], [tls?.certFile, '--nats-cert (cluster.tls.certFile)'], [tls?.keyFile, '--nats-key (cluster.tls.keyFile)']] as const) {
+    if (file === undefined) continue;
+    try {
+      await access(file, constants.R_OK);
+    } catch (error) {
+      throw new OptionError(`cannot read ${flag} ${file}: ${(error as Error).message}`);
+    }
+  }
+  const usesTls = tls !== undefined || servers.some((server) => server.startsWith('tls://'));
   const attempts: string[] = [];
   try {
     return await connectNats({
@@ -102,15 +118,24 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
       ...(authenticator === undefined ? {} : { authenticator }),
       ...(options.user === undefined ? {} : { user: options.user, pass: options.pass }),
       ...(options.token === undefined ? {} : { token: options.token }),
-      ...(tls === undefined ? {} : { tls: { ...(tls.caFile && { caFile: tls.caFile }), ...(tls.certFile && { certFile: tls.certFile }), ...(tls.keyFile && { keyFile: tls.keyFile }) } }),
+      // The client takes a tls:// address for a plain one when the server offers no TLS: asking
+      // for TLS makes it refuse such a server instead.
+      ...(tls === undefined ? (usesTls ? { tls: {} } : {}) : { tls: { ...(tls.caFile && { caFile: tls.caFile }), ...(tls.certFile && { certFile: tls.certFile }), ...(tls.keyFile && { keyFile: tls.keyFile }) } }),
     });
   } catch (error) {
     const reason = (error as Error).message + ((error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '');
     attempts.push(`${servers.join(', ')}: ${reason}`);
     const auth = /authori[sz]ation|authentication|credentials/i.test(reason);
+    const certificate = /certificate|self[- ]signed|hostname\/ip|PEM|SSL|TLS/i.test(reason);
+    const timedOut = (error as Error).name === 'TimeoutError';
+    const noTls = /does not support 'tls'|tls is not available/i.test(reason);
     const hint = auth
       ? 'check --nats-creds, --nats-user/--nats-pass or --nats-token against the server\'s accounts'
-      : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${(error as Error).name === 'TimeoutError' ? ` (no answer within ${timeoutS} s)` : ''}`;
+      : noTls
+        ? 'the server offers no TLS: start it with TLS (nats-server --tls --tlscert FILE --tlskey FILE), or give a nats:// address without the TLS options'
+        : certificate
+        ? 'check --nats-ca (the authority that signed the server\'s certificate, when the system does not trust it), the name in the address against the certificate, and --nats-cert/--nats-key'
+        : `check that nats-server runs there with JetStream (nats-server -js) and that this machine can reach it${timedOut ? ` (no answer within ${timeoutS} s)` : ''}${timedOut && usesTls && tls?.certFile === undefined ? '; a server that verifies clients also needs --nats-cert and --nats-key' : ''}`;
     throw new DeviceUnavailableError(`cannot connect to the NATS server at ${servers.join(', ')}: ${reason}; ${hint}`, attempts, { cause: error });
   }
 }

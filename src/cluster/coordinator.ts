@@ -11,11 +11,11 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BlockScheduler, pairsInBlock, type BlockInfo, type FloatArray } from '../blocks/index.js';
-import { CancelledError, DeviceUnavailableError, InputFormatError, UnsupportedError } from '../core/errors.js';
+import { CancelledError, DeviceUnavailableError, InputFormatError, OptionError, UnsupportedError } from '../core/errors.js';
 import type { ClusterRequest } from '../pcf/clusterHook.js';
 import { MaxSquareSide } from '../pxl/launchPlan.js';
 import { checkClusterOptions, connectCluster } from './connection.js';
-import { objectStores, putInput } from './inputBucket.js';
+import { objectStores, putInput, raiseInputReplicas } from './inputBucket.js';
 import { releaseMessage } from './natsTransport.js';
 import { packedLength, unpackRows } from './packedRows.js';
 import { blobName, encodePcfSet } from './pcfBlob.js';
@@ -23,6 +23,7 @@ import {
   COORDINATOR_CONSUMER, encodeWorkItem, HEADER, partBytes, partOf, HEARTBEAT_SUBJECT, PROTOCOL_VERSION, RUN_SUBJECT, runNames,
   type ItemOp, type ModuleItemOp, type PcfItemOp, type RunNames, type WorkItem,
 } from './protocol.js';
+import { claimRun } from './runClaim.js';
 import { createRun, removeRun, reopenRun, runLeftovers } from './runStreams.js';
 import { ROSTER_CHECK_MS, WorkerRoster, type Heartbeat } from './workerRoster.js';
 
@@ -72,6 +73,13 @@ function runIdOf(req: ClusterRequest, rows: string, cols: string, side: number):
   if (req.sink === undefined) return randomBytes(8).toString('hex');
   const what = JSON.stringify([rows, cols, itemOp(req), req.mode, side, resolve(req.sink.paths.temp, '..'), req.sink.layout.bytes, req.sink.layout.kind]);
   return createHash('sha256').update(what).digest('hex').slice(0, 16);
+}
+
+/** The server's refusal of `replicas` copies of a stream (one server, or too few in its cluster), as an OptionError. */
+function replicasRefused(error: unknown, replicas: number, url: string): OptionError | undefined {
+  const message = (error as Error | undefined)?.message ?? '';
+  if (replicas <= 1 || !/replicas > 1 not supported|no suitable peers|insufficient resources/i.test(message)) return undefined;
+  return new OptionError(`the NATS server at ${url} cannot keep ${replicas} copies of the run's streams (${message}): --replicas (cluster.replicas) must be at most the number of JetStream servers in its cluster, and 1 for a single server`);
 }
 
 async function openJetStream(nc: NatsConnection, url: string): Promise<JetStreamManager> {
@@ -188,7 +196,10 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, m
   try {
     jsm = await openJetStream(nc, cluster.nats);
     const js = jetstream(nc);
+    await raiseInputReplicas(jsm, replicas);
     const { op, rows, cols, scheduler, side, runId } = await plan(objectStores(js), replicas, nc.info?.max_payload ?? 0);
+    // Held until the connection closes, after the run's streams are removed.
+    await claimRun(nc, runNames(runId));
     const blocks = req.sink === undefined ? scheduler.blocks : await req.sink.begin(scheduler);
     names = runNames(runId);
     // Items published now get msgIDs of their own: a republished item must not be taken for a
@@ -215,6 +226,8 @@ async function coordinate(req: RunTarget, plan: (objm: Objm, replicas: number, m
     await collect(req, nc, js, names, blocks, () => publishItems(nc, js, names!, base, ordered, publishTag, signal));
     await removeRun(jsm, names);
     names = undefined;
+  } catch (error) {
+    throw replicasRefused(error, replicas, cluster.nats) ?? error;
   } finally {
     if (names !== undefined && jsm !== undefined && !nc.isClosed()) await removeRun(jsm, names).catch(() => undefined);
     await nc.close().catch(() => undefined);
@@ -262,7 +275,9 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
     }
   }, ROSTER_CHECK_MS);
   const consumer = await js.consumers.get(names.resultStream, COORDINATOR_CONSUMER);
-  const messages = await consumer.consume({ max_messages: RESULTS_IN_HAND });
+  // A stream or consumer gone from the server (deleted, or a server restarted without its store)
+  // ends the run with an error instead of a wait for results that cannot come.
+  const messages = await consumer.consume({ max_messages: RESULTS_IN_HAND, abort_on_missing_resource: true });
   const stop = (): void => void messages.stop();
   signal?.addEventListener('abort', stop, { once: true });
   const publishing = publish();
@@ -323,6 +338,11 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
       }
       if (todo.size === 0) break;
     }
+  } catch (error) {
+    if (/^(stream|consumer) not found$/.test((error as Error).message)) {
+      throw new DeviceUnavailableError(`the NATS server at ${req.cluster.nats} no longer has this run's streams (deleted, or the server restarted without its store, -sd): the ${todo.size} blocks not yet written are lost there; run the command again`, [req.cluster.nats], { cause: error });
+    }
+    throw error;
   } finally {
     signal?.removeEventListener('abort', stop);
     clearInterval(check);
@@ -347,7 +367,7 @@ function resultBlock(msg: JsMsg, req: RunTarget, todo: ReadonlyMap<number, Block
   const refusal = h?.get(HEADER.error) ?? '';
   if (refusal !== '') {
     const worker = h?.get(HEADER.worker) || 'a worker';
-    throw new UnsupportedError(`worker ${worker} refused block ${Number.isInteger(index) ? index : '?'} of this ${req.fnName}: ${refusal}`);
+    throw new UnsupportedError(`worker ${worker} refused block ${Number.isInteger(index) ? index : '?'} of this run: ${refusal}`);
   }
   if (!Number.isInteger(index)) return undefined;
   if (h?.get(HEADER.dtype) !== req.dtype) return undefined;

@@ -10,12 +10,14 @@
  * acknowledged publications to put.
  */
 import { getSha256Backend, Objm, setSha256Backend, StorageType } from '@nats-io/obj';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { UnsupportedError } from '../core/errors.js';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { DeviceUnavailableError, UnsupportedError } from '../core/errors.js';
 import { INPUT_BUCKET } from './protocol.js';
 
 /** Room a chunk leaves below the server's max payload (a chunk message has no headers of ours). */
 const CHUNK_ROOM = 4096;
+/** How long new copies of the inputs bucket have to catch up with it. */
+const REPLICAS_CATCH_UP_MS = 30_000;
 /** How the object client spells a SHA-256 digest. */
 const DIGEST_PREFIX = 'SHA-256=';
 
@@ -27,6 +29,34 @@ const DIGEST_PREFIX = 'SHA-256=';
 export function objectStores(js: JetStreamClient): Objm {
   if (getSha256Backend() !== 'native') setSha256Backend('native');
   return new Objm(js);
+}
+
+/**
+ * Gives the inputs bucket at least `replicas` copies when it exists with fewer: the bucket outlives
+ * runs, and the first run on a server (with one copy by default) creates it; a later run asking for
+ * three copies would otherwise keep its inputs on one server of the cluster.
+ */
+export async function raiseInputReplicas(jsm: JetStreamManager, replicas: number): Promise<void> {
+  if (replicas <= 1) return;
+  const stream = `OBJ_${INPUT_BUCKET}`;
+  let config;
+  try {
+    config = (await jsm.streams.info(stream)).config;
+  } catch (error) {
+    if (/not found/i.test((error as Error).message)) return;
+    throw error;
+  }
+  if (config.num_replicas >= replicas) return;
+  await jsm.streams.update(stream, { ...config, num_replicas: replicas });
+  // The stream elects a leader among its new copies, and its requests time out until it has one.
+  const until = Date.now() + REPLICAS_CATCH_UP_MS;
+  for (;;) {
+    const cluster = (await jsm.streams.info(stream)).cluster;
+    const peers = cluster?.replicas ?? [];
+    if (cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) return;
+    if (Date.now() > until) throw new DeviceUnavailableError(`the ${replicas} copies of the NATS stream ${stream} did not catch up within ${REPLICAS_CATCH_UP_MS / 1000} s; check the NATS cluster's health`, [stream]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**

@@ -7,19 +7,60 @@
  * - writing: what the client queued in one turn goes to the socket as one gathered write of its
  *   pieces, instead of being copied into one new buffer first (a result part's payload is a view of
  *   the worker's output slot, which stays untouched until the server has acknowledged the message).
- * Everything else (dialing, TLS, closing) is the client's own NodeTransport.
+ * - closing: a connection attempt that failed before it was made (timed out while dialling or
+ *   waiting for the server's INFO) has its socket destroyed, which the stock transport leaves open.
+ * Everything else (TLS, closing a made connection) is the client's own NodeTransport.
  *
  * The client takes its transport from a factory that is global to the process, and the package's
  * `connect` sets the stock one on every call. {@link connectNats} sets this one before connecting;
  * a reconnection makes whichever transport the factory then names. Both speak the same protocol,
  * so a connection is correct with either; only the costs differ.
  */
+import { createConnection, type Socket } from 'node:net';
 import type { JsMsg } from '@nats-io/jetstream';
 import { NatsConnectionImpl, setTransportFactory, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { NodeTransport, nodeResolveHost } from '@nats-io/transport-node/lib/node_transport.js';
 import { FrameGatherer, releaseFrame } from './frameGatherer.js';
 
 class FramingTransport extends NodeTransport {
+  /** The socket being dialled, which the stock transport keeps to itself until it connects. */
+  #dialling: Socket | undefined;
+
+  /** As the stock dial, keeping the socket where {@link close} finds it. */
+  override dial(hp: { hostname: string; port: number }): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      let dialError: Error | undefined;
+      const socket = createConnection(hp.port, hp.hostname, () => {
+        this.#dialling = undefined;
+        socket.removeAllListeners();
+        resolve(socket);
+      });
+      this.#dialling = socket;
+      socket.on('error', (error) => {
+        dialError = error;
+      });
+      socket.on('close', () => {
+        this.#dialling = undefined;
+        socket.removeAllListeners();
+        reject(dialError);
+      });
+      socket.setNoDelay(true);
+    });
+  }
+
+  /**
+   * The stock close does nothing to a connection not yet made, so an attempt that timed out (a
+   * host that drops packets, a port whose service never sends the server's INFO) kept its socket
+   * open, and the process alive, long after the caller was told it failed.
+   */
+  override async close(err?: Error): Promise<void> {
+    if (!this.connected) {
+      this.#dialling?.destroy();
+      this.socket?.destroy();
+    }
+    return super.close(err);
+  }
+
   /**
    * Called once the socket is connected (and TLS is up), after the first INFO was read: replaces
    * the stock reader, which hands every read to the parser as it is, by one that gathers.

@@ -48,6 +48,8 @@ export interface RunNames {
   readonly workSubject: string;
   readonly resultStream: string;
   readonly resultSubject: string;
+  /** Core subject on which the run's live coordinator answers (runClaim.ts). */
+  readonly coordinatorSubject: string;
   /** The results bucket of protocol version 1, removed with the run in case an older coordinator left it. */
   readonly resultBucket: string;
 }
@@ -59,6 +61,7 @@ export function runNames(runId: string): RunNames {
     workSubject: `pxl.${runId}.work`,
     resultStream: `PXL_${runId}_results`,
     resultSubject: `pxl.${runId}.result`,
+    coordinatorSubject: `pxl.${runId}.coordinator`,
     resultBucket: `pxl_${runId}`,
   };
 }

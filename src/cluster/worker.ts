@@ -47,6 +47,8 @@ export interface WorkerOptions extends ConnectOptions {
   readonly modules?: readonly string[];
 }
 
+/** How long a stopping worker waits for its connection to drain. */
+const DRAIN_LIMIT_MS = 2000;
 /** Bytes a result message keeps free for its headers below the server's max payload. */
 const HEADER_ROOM = 4096;
 
@@ -85,7 +87,7 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
     return;
   }
   const { bytes } = outcome;
-  const parts = partCount(bytes.byteLength, Math.max(1, state.nc.info!.max_payload - HEADER_ROOM));
+  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - HEADER_ROOM));
   const partSize = partBytes(bytes.byteLength, parts);
   const sends: Promise<unknown>[] = [];
   for (let k = 0; k < parts; k++) {
@@ -254,7 +256,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     for (const runId of state.openRuns()) await state.dropRun(runId);
   } finally {
     clearInterval(beat);
-    await nc.drain().catch(() => undefined);
+    // Draining waits for the server: a worker stopped while the server is away would never end.
+    let bounded: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([nc.drain(), new Promise((resolve) => (bounded = setTimeout(resolve, DRAIN_LIMIT_MS)))]).catch(() => undefined);
+    clearTimeout(bounded);
+    if (!nc.isClosed()) await nc.close().catch(() => undefined);
     for (const g of groups) await g.close();
   }
 }

@@ -18,6 +18,8 @@ import { WorkerRun } from './workerRun.js';
 const PULL_EXPIRES_MS = 1000;
 /** How often the worker looks for new runs. */
 const RUN_LIST_MS = 1000;
+/** nats-server's default max payload, assumed only if the connection never said. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 /** Inputs kept decoded, most recent first. */
 const INPUTS_KEPT = 4;
 
@@ -39,6 +41,8 @@ export class WorkerState {
   turn = 0;
   listedAt = -Infinity;
   stopping = false;
+  /** The server's max payload when last connected. */
+  #maxPayload: number;
   /** Device loops idling for want of runs, woken as soon as one loop finds some. */
   #idle: (() => void)[] = [];
 
@@ -52,6 +56,17 @@ export class WorkerState {
     this.jsm = jsm;
     this.objm = objectStores(this.js);
     this.log = log;
+    this.#maxPayload = nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  }
+
+  /**
+   * The server's max payload. While the client reconnects it has no server info, and a result
+   * finished then is published (buffered by the client until the server is back) in parts of the
+   * size last known.
+   */
+  maxPayload(): number {
+    this.#maxPayload = this.nc.info?.max_payload ?? this.#maxPayload;
+    return this.#maxPayload;
   }
 
   /** The run ids of the work streams on the server, listed at most once per RUN_LIST_MS. */

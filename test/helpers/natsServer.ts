@@ -9,6 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 
 /** Where Debian's package puts the server; PATH is searched when it is elsewhere. */
 const SERVER = process.env.NATS_SERVER ?? 'nats-server';
@@ -48,6 +50,10 @@ export interface NatsTestServer {
   readonly storeDir: string;
   /** Kills the server (SIGKILL, so nothing is flushed on the way out) and starts it again on the same port and store. */
   restart(): Promise<void>;
+  /** Kills the server (SIGKILL) and leaves it down until {@link up}. */
+  down(): Promise<void>;
+  /** Starts a server killed by {@link down} again on the same port and store. */
+  up(): Promise<void>;
   /** Stops the server by pid and removes its store. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -96,11 +102,72 @@ export async function startNatsServer(extraArgs: readonly string[] = []): Promis
       await kill();
       await launch();
     },
+    down: kill,
+    up: launch,
     async stop() {
       await kill();
       await rm(storeDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A running cluster of JetStream servers. */
+export interface NatsTestCluster {
+  /** Every server's address, comma-separated, as pxl takes them. */
+  readonly url: string;
+  /** Stops every server by pid and removes their stores. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `size` nats-servers with JetStream on free loopback ports, routed to each other as one
+ * cluster, and waits until they have elected the JetStream metadata leader (a stream cannot be
+ * created before).
+ * @throws when a server does not listen within 10 s, or no leader is elected within 30 s.
+ */
+export async function startNatsCluster(size: number): Promise<NatsTestCluster> {
+  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(',');
+  const stores: string[] = [];
+  const children: ChildProcess[] = [];
+  const stop = async (): Promise<void> => {
+    for (const c of children.splice(0)) {
+      if (c.exitCode !== null || c.signalCode !== null) continue;
+      const exited = new Promise((resolve) => c.once('exit', resolve));
+      process.kill(c.pid!, 'SIGKILL');
+      await exited;
+    }
+    for (const d of stores) await rm(d, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < size; i++) {
+      const storeDir = await mkdtemp(join(tmpdir(), 'pxl-nats-'));
+      stores.push(storeDir);
+      children.push(spawn(SERVER, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(ports[i]), '-n', `n${i}`, '--cluster_name', 'pxl', '--cluster', `nats://127.0.0.1:${routePorts[i]}`, '--routes', routes], { stdio: 'ignore' }));
+    }
+    await Promise.all(ports.map((p) => waitForPort(p, 10_000)));
+    const url = ports.map((p) => `nats://127.0.0.1:${p}`).join(',');
+    const nc = await connect({ servers: url.split(',') });
+    try {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        try {
+          await (await jetstreamManager(nc)).getAccountInfo();
+          break;
+        } catch (error) {
+          if (Date.now() > until) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    } finally {
+      await nc.close();
+    }
+    return { url, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** PEM files of a test certificate authority, a server certificate for 127.0.0.1 (and localhost, the name the NATS client checks for a loopback address) and a client certificate. */
