@@ -56,7 +56,8 @@ describe.skipIf(!runThem)('a cluster of two workers', () => {
     server = await startNatsServer();
     servers.push(server);
     const started = [worker(server, 'w1'), worker(server, 'w2')];
-    await Promise.all(started.map((w) => w.line(/connected to/)));
+    const lines = await Promise.all(started.map((w) => w.line(/connected to/)));
+    for (const line of lines) expect(line).toMatch(/: 1 core, connected to /);
   });
 
   it('pdist, cdist and l2Kernel write the same bytes as a local run', async () => {

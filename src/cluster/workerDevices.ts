@@ -54,7 +54,7 @@ export class WorkerDevices {
 
   /** What a worker prints of them. */
   describe(): string {
-    return this.gpu ? 'the GPU' : `${this.jobs.length} cores`;
+    return this.gpu ? 'the GPU' : `${this.jobs.length} ${this.jobs.length === 1 ? 'core' : 'cores'}`;
   }
 
   async close(): Promise<void> {
