@@ -74,6 +74,10 @@ describe.each(FILE_WRITERS)('pxl runs that stop and resume (file writer on the %
     const taken = /, computed on .*; --resume: (\d+) of (\d+) blocks taken over from the journal\n$/.exec(ended.stderr);
     expect(taken, ended.stderr).not.toBeNull();
     expect(Number(taken![1])).toBeGreaterThan(0);
+    // The summary counts (and rates) only the pairs this run computed, not the 3000 PCFs' 4498500.
+    const pairs = Number(/^pdist: 3000 PCFs, (\d+) pairs in /m.exec(ended.stderr)?.[1]);
+    expect(pairs).toBeGreaterThan(0);
+    expect(pairs).toBeLessThan(4498500);
     expect(await partials()).toEqual([]);
     expect(await run(['pdist', at('in.json'), '-o', at('whole.npy'), '--memory', '1M', '-q'], { interceptSigint: false })).toBe(0);
     expect((await readFile(at('out.npy'))).equals(await readFile(at('whole.npy')))).toBe(true);

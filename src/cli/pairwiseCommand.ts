@@ -122,6 +122,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   let seconds: number;
   let result: T | undefined;
   let file: ResultFile | undefined;
+  let pairsComputed = 0;
   let job: PairwiseJob<T>;
   try {
     job = await read(dtype);
@@ -146,8 +147,13 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
     const bar = new ProgressBar(job.command, env.io, options.quiet !== true);
     const started = performance.now();
     const clusterCall = cluster === undefined ? undefined : clusterRun(env, options, cluster.nats, bar);
-    const onProgress = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
-    const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, ...(onProgress && { onProgress }), ...(clusterCall && { cluster: clusterCall }) };
+    const shown = timeline.on ? firstBlockMark(bar.onProgress, () => timeline.mark('first block done')) : bar.onProgress;
+    // The pairs of the blocks this run computes (a resumed run leaves out those it took over), for the summary's rate.
+    const onProgress = (p: BlockProgress): void => {
+      pairsComputed = p.pairsTotal;
+      shown?.(p);
+    };
+    const call: CallOptions = { dtype, signal: env.signal, memory: options.memory, ...devices?.call, onProgress, ...(clusterCall && { cluster: clusterCall }) };
     try {
       if (!inMemory) file = await job.toFile({ ...call, out: options.output, resume: options.resume === true });
       else result = await job.compute(call);
@@ -167,9 +173,11 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
     timeline.mark('written');
   }
   if (options.quiet !== true) {
-    const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs: job.pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
-    // What --resume found: a resumed run's rate counts the blocks it took over, and a run with
-    // nothing to resume starts over without another word.
+    const tookOver = file !== undefined && file.blocksResumed > 0;
+    const pairs = tookOver ? pairsComputed : job.pairs;
+    const summary = formatSummary({ command: job.command, inputs: job.inputs, pairs, seconds, output: toStdout ? STDOUT_NAME : options.output });
+    // What --resume found: a resumed run counts and rates only the pairs it computed, and a run
+    // with nothing to resume starts over without another word.
     const resumed = file === undefined || options.resume !== true ? '' : `; --resume: ${file.blocksResumed === 0 ? 'no finished block to take over, all computed' : `${file.blocksResumed} of ${plural(file.blocks, 'block')} taken over from the journal`}`;
     env.io.stderr.write(`${summary}${devices === undefined ? '' : `, computed on ${devices.description}`}${resumed}\n`);
   }
