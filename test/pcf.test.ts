@@ -92,7 +92,7 @@ describe('Pcf.from', () => {
 
   it('rejects times that only collide after rounding to float32', () => {
     expect(rejection(() => Pcf.from([[0, 1], [1, 2], [1 + 1e-12, 3]], { dtype: 'float32' })).message).toBe(
-      'PCF 0: breakpoints 1 and 2 have the same time (1) in float32',
+      "PCF 0: breakpoints 1 and 2 have the same time (1) in float32, where the input's times 1 and 1.000000000001 differ; read it as float64 (--dtype float64; dtype: 'float64') to keep them apart",
     );
   });
 

@@ -16,3 +16,14 @@ export function checkBreakpoint(index: number, k: number, t: number, v: number, 
     if (!Number.isFinite(Math.fround(v))) throw new PcfError(index, `breakpoint ${k} has value ${v}, which overflows float32`);
   }
 }
+
+/**
+ * The words of a refusal of breakpoints `a` and `b` (input order) with one time `time`: where the
+ * input's times `ta` and `tb` differ and only their float32 roundings meet, it says so and how to
+ * keep them apart.
+ */
+export function sameTimeMessage(a: number, b: number, time: number, ta: number, tb: number, float32: boolean): string {
+  const words = `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${time})`;
+  if (!float32 || ta === tb) return words;
+  return `${words} in float32, where the input's times ${Math.min(ta, tb)} and ${Math.max(ta, tb)} differ; read it as float64 (--dtype float64; dtype: 'float64') to keep them apart`;
+}

@@ -1,5 +1,5 @@
 import { PcfError } from '../core/errors.js';
-import { checkBreakpoint } from './breakpointCheck.js';
+import { checkBreakpoint, sameTimeMessage } from './breakpointCheck.js';
 import type { PcfArray } from './pcf.js';
 
 /**
@@ -43,8 +43,7 @@ export function writeFlatBreakpoints(ts: Float64Array, vs: Float64Array, n: numb
     if (times[at + k]! <= times[at + k - 1]!) {
       const a = order === undefined ? k - 1 : order[k - 1]!;
       const b = order === undefined ? k : order[k]!;
-      const inF32 = f32 && ts[a] !== ts[b];
-      throw new PcfError(index, `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${times[at + k]})${inF32 ? ' in float32' : ''}`);
+      throw new PcfError(index, sameTimeMessage(a, b, times[at + k]!, ts[a]!, ts[b]!, f32));
     }
   }
 }

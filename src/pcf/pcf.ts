@@ -1,6 +1,6 @@
 import { OptionError, PcfError } from '../core/errors.js';
 import { checkInteger, checkOptionsObject, describe } from '../core/validate.js';
-import { checkBreakpoint } from './breakpointCheck.js';
+import { checkBreakpoint, sameTimeMessage } from './breakpointCheck.js';
 
 /**
  * Piecewise constant functions (PCFs) with masspcf's semantics: breakpoints (t_k, v_k) with
@@ -108,8 +108,7 @@ export function writeBreakpoints(
     if (times[at + k]! <= times[at + k - 1]!) {
       const a = orig(k - 1);
       const b = orig(k);
-      const inF32 = f32 && (points[a] as readonly [number, number])[0] !== (points[b] as readonly [number, number])[0];
-      throw new PcfError(index, `breakpoints ${Math.min(a, b)} and ${Math.max(a, b)} have the same time (${times[at + k]})${inF32 ? ' in float32' : ''}`);
+      throw new PcfError(index, sameTimeMessage(a, b, times[at + k]!, (points[a] as readonly [number, number])[0], (points[b] as readonly [number, number])[0], f32));
     }
   }
   return n;
