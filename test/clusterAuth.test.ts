@@ -86,6 +86,14 @@ describe.skipIf(!runThem)('NATS decentralized authentication (operator, account 
     await expect(refused).rejects.toThrow(DeviceUnavailableError);
     await expect(refused).rejects.toThrow(/check --nats-creds/);
     await expect(pdist(X, { out: join(dir, 'no-creds.npy'), cluster: { nats: server.url, credsFile: join(dir, 'missing.creds'), connectTimeout: 3 } })).rejects.toThrow(/missing\.creds/);
+    // A file that is no credentials file (the server's config, say) is an option error, exit 2.
+    const wrong = pdist(X, { out: join(dir, 'wrong.npy'), cluster: { nats: server.url, credsFile: creds.serverConfig, connectTimeout: 3 } });
+    await expect(wrong).rejects.toThrow(OptionError);
+    await expect(wrong).rejects.toThrow(/holds no user JWT and seed/);
+    const w = startPxl(['worker', '--nats', server.url, '--nats-creds', creds.serverConfig]);
+    processes.push(w);
+    expect((await w.exit).code).toBe(2);
+    expect(w.stderr()).toMatch(/holds no user JWT and seed/);
   }, 60_000);
 });
 

@@ -94,6 +94,11 @@ export async function connectCluster(options: ConnectOptions, name: string): Pro
     } catch (error) {
       throw new OptionError(`cannot read the NATS credentials file ${options.credsFile}: ${(error as Error).message}`);
     }
+    // The client parses the file only while it connects, and reports a bad one as a failed connection.
+    const text = new TextDecoder().decode(creds);
+    if (!text.includes('BEGIN NATS USER JWT') || !text.includes('BEGIN USER NKEY SEED')) {
+      throw new OptionError(`the NATS credentials file ${options.credsFile} holds no user JWT and seed ('-----BEGIN NATS USER JWT-----', '-----BEGIN USER NKEY SEED-----'): give --nats-creds (cluster.credsFile) the .creds file made for this user, e.g. by nsc generate creds`);
+    }
     authenticator = credsAuthenticator(creds);
   }
   const tls = options.tls;
