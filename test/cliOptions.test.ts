@@ -255,6 +255,8 @@ describe('--cores and --device', () => {
       const r = await pxl(['pdist', at('known.json'), '-o', at('x.npy'), flag!, value!]);
       expect({ flag, code: r.code, stderr: r.stderr }).toEqual({ flag, code: 2, stderr: `pxl: ${flag} belongs to a cluster run; add --nats URL, or leave it out\n` });
     }
+    const id = await pxl(['worker', '--nats', 'nats://127.0.0.1:1', '--id', 'a b']);
+    expect({ code: id.code, stderr: id.stderr }).toEqual({ code: 2, stderr: 'pxl: --id (id) must be 1 to 100 letters, digits or . : @ - _, got "a b"\n' });
     const zero = await pxl(['l2-kernel', at('known.json'), '-o', at('x.npy'), '--cores', '0']);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain("option '--cores <n>' argument '0' is invalid. expected a whole number of CPU cores from 1 to");

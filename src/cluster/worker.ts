@@ -209,7 +209,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const cores = checkInteger('cores', options.cores ?? (await import('node:os')).availableParallelism(), 1, 4096);
   const device = checkOneOf('device', options.device ?? 'cpu', ['cpu', 'gpu', 'all'] as const);
   if (options.id !== undefined && (typeof options.id !== 'string' || !/^[\w.:@-]{1,100}$/.test(options.id))) {
-    throw new OptionError(`id must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
+    throw new OptionError(`--id (id) must be 1 to 100 letters, digits or . : @ - _, got ${JSON.stringify(options.id)}`);
   }
   const modules = checkModuleList(options.modules);
   const id = options.id ?? `${hostname()}:${process.pid}`;
