@@ -332,7 +332,7 @@ describe('a destroyed Context', () => {
     await gone.destroy();
     await gone.destroy();
 
-    const destroyed = new StateError('this Context was destroyed; create a new one with createContext()');
+    const destroyed = new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)');
     expect(() => gone.memAlloc(8)).toThrow(destroyed);
     expect(() => gone.memCalloc(1, 8)).toThrow(destroyed);
     expect(() => gone.memFree(ptr)).toThrow(destroyed);

@@ -186,7 +186,7 @@ describe('the lifecycle of launches under random interleavings and core deaths',
   }, 240_000);
 
   it('settles every execute, cancel and synchronize when the Context is destroyed at any point, runs no task twice, and refuses every later execute with one StateError', async () => {
-    const destroyedError = new StateError('this Context was destroyed; create a new one with createContext()');
+    const destroyedError = new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)');
     const destroyCase = fc.record({ ops: fc.array(opArb, { minLength: 1, maxLength: 8 }), at: fc.nat(8) });
     await fc.assert(
       fc.asyncProperty(destroyCase, ({ ops, at }) =>

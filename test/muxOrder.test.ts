@@ -157,7 +157,7 @@ describe('CommandBuffer ordering on the cores', () => {
       (e: unknown) => e,
     );
     // The dispatch settles with the Context's own error, as everything outstanding does.
-    expect(error).toEqual(new StateError('this Context was destroyed; create a new one with createContext()'));
+    expect(error).toEqual(new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)'));
   });
 
   it('refuses a launch ordered after another Context\'s launch without holding a launch slot', async () => {

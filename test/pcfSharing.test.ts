@@ -11,7 +11,7 @@ import { defaultContext, destroyDefaultContext } from '../src/pcf/defaultContext
  * computed by the same kernel whichever Job runs it.
  */
 
-const DESTROYED = new StateError('this Context was destroyed; create a new one with createContext()');
+const DESTROYED = new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)');
 // Small blocks, so each call is many launches and concurrent calls interleave on the Jobs.
 const blocks = { maxOutputElements: 200, minBlockSide: 8 };
 const sets: PcfSet[] = Array.from({ length: 8 }, (_, k) => randomPcfs({ n: 40 + 3 * k, points: 12, seed: 100 + k }));

@@ -403,7 +403,7 @@ describe('destroying the Job or the Context', () => {
       expect(await onDefault).toBe(Result.Failure);
       expect(await onCustom).toBe(Result.Failure);
       await destroyed;
-      await expect(held.synchronize()).rejects.toThrow(new StateError('this Context was destroyed; create a new one with createContext()'));
+      await expect(held.synchronize()).rejects.toThrow(new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)'));
       await expect(other.synchronize()).rejects.toThrow(StateError);
       expect(held.getExecuteStatus()).toBe('Fail');
       // Rejections nobody handled surface after a turn of the event loop.

@@ -11,7 +11,7 @@ import { createContext, Result, StateError, type Context } from '../src/index.js
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
-const destroyed = 'StateError: this Context was destroyed; create a new one with createContext()';
+const destroyed = 'StateError: this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)';
 
 let ctx: Context;
 

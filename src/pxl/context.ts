@@ -336,7 +336,7 @@ export class Context {
 
 /** The one error everything of a destroyed Context fails with. */
 function destroyedError(): StateError {
-  return new StateError('this Context was destroyed; create a new one with createContext()');
+  return new StateError('this Context was destroyed; create a new one with createContext() (pdist, cdist and l2Kernel without a context open a new default one themselves)');
 }
 
 /** Foreign and freed pointers are refused below, where the Context's memory knows its own. */
