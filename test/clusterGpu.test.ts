@@ -48,7 +48,7 @@ describe.runIf(runThem)('a worker with --device all', () => {
     server ??= await startNatsServer();
     await worker?.kill();
     both = startPxl(['worker', '--nats', server.url, '--device', 'all', '--cores', '1', '--id', 'both', '--verbose']);
-    await both.line(/1 cores and the GPU, connected to/);
+    await both.line(/: 1 core and the GPU, connected to/);
     const X = randomPcfs({ n: 2000, points: 20, seed: 52 });
     const options = { dtype: 'float32', minBlockSide: 256 } as const;
     await pdist(X, { ...options, out: join(dir, 'both.npy'), cluster: { nats: server.url } });
