@@ -213,6 +213,7 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
   it('loses nothing when the server is killed and restarted on its store mid-run', async () => {
     worker(server, 'second');
     const progress: number[] = [];
+    const serverStatus: boolean[] = [];
     let restarting: Promise<void> | undefined;
     const running = pdist(X, {
       out: at('restarted.npy'),
@@ -222,11 +223,13 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
         progress.push(p.blocksDone);
         if (p.blocksDone === 5) restarting = server.restart();
       },
-      cluster: { nats: server.url, ackWait: 1500 },
+      cluster: { nats: server.url, ackWait: 1500, onStatus: (s) => s.kind === 'server' && serverStatus.push(s.connected) },
     });
     const file = await running;
     await restarting;
     expect(progress.length).toBe(file.blocks);
+    // The coordinator said that it lost the server, and that it came back.
+    expect(serverStatus).toEqual([false, true]);
     await pdist(X, { out: at('restarted.local.npy'), p: 2 });
     expect(await sameBytes(at('restarted.npy'), at('restarted.local.npy'))).toBe(true);
   }, 120_000);

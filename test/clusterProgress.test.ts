@@ -24,6 +24,14 @@ describe('the progress bar of a cluster run', () => {
     // The bar redraws on its own timer, at most ten times a second.
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(t.text()).toContain('1/78 blocks | 1 live worker (b) | ETA');
+    // A lost server shows in the bar until it is back.
+    expect(bar.clusterStatus({ kind: 'server', url: 'nats://h:4222', connected: false })).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(t.text()).toContain('1/78 blocks | 1 live worker (b) | NATS server lost, waiting for it | ETA');
+    expect(bar.clusterStatus({ kind: 'server', url: 'nats://h:4222', connected: true })).toBe(true);
+    const before = t.text().length;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(t.text().slice(before)).toContain('1/78 blocks | 1 live worker (b) | ETA');
     expect(bar.clusterStatus({ kind: 'finished', shares: [] })).toBe(false);
     bar.stop();
   });

@@ -28,6 +28,7 @@ export function clusterReporter(env: CommandEnv, quiet: boolean, bar?: ProgressB
   return (status) => {
     if (quiet || bar?.clusterStatus(status) === true) return;
     if (status.kind === 'waiting') env.io.stderr.write(`pxl: no worker on ${status.url} yet; waiting (start one with: pxl worker --nats ${status.url})\n`);
+    else if (status.kind === 'server') env.io.stderr.write(status.connected ? `pxl: the NATS server at ${status.url} is back; the run goes on\n` : `pxl: lost the NATS server at ${status.url}; waiting for it to come back (the run goes on where it was)\n`);
     else if (status.kind === 'workers') env.io.stderr.write(`pxl: ${plural(status.workers.length, 'live worker')}${status.workers.length > 0 ? `: ${status.workers.join(', ')}` : ''}\n`);
     else env.io.stderr.write(`pxl: ${formatShares(status.shares)}\n`);
   };

@@ -19,6 +19,7 @@ export class ProgressBar {
   #bar: cliProgress.SingleBar | undefined;
   /** What the bar says about a cluster run's workers; empty for a local run. */
   #workers = '';
+  #away = '';
   #blocks = '';
 
   /**
@@ -45,13 +46,14 @@ export class ProgressBar {
     // The payload goes into the format as it is, so it carries its own separator.
     if (status.kind === 'workers') this.#workers = status.workers.length === 0 ? ' | no live worker' : ` | ${status.workers.length} live worker${status.workers.length === 1 ? '' : 's'} (${status.workers.join(', ')})`;
     else if (status.kind === 'waiting') this.#workers = ` | waiting for a worker (pxl worker --nats ${status.url})`;
+    else if (status.kind === 'server') this.#away = status.connected ? '' : ' | NATS server lost, waiting for it';
     else {
       // The run is over: the bar goes, so the caller's line about the shares stands on its own.
       this.stop();
       return false;
     }
     if (!this.#enabled || this.#bar === undefined) return false;
-    this.#bar.update({ blocks: this.#blocks, workers: this.#workers });
+    this.#bar.update({ blocks: this.#blocks, workers: this.#workers + this.#away });
     return true;
   }
 
@@ -67,9 +69,9 @@ export class ProgressBar {
         // Ctrl-C is the CLI's to handle (it cancels and cleans up); the bar is stopped in finally.
         gracefulExit: false,
       }, cliProgress.Presets.shades_classic);
-      this.#bar.start(progress.pairsTotal, 0, { blocks: this.#blocks, workers: this.#workers });
+      this.#bar.start(progress.pairsTotal, 0, { blocks: this.#blocks, workers: this.#workers + this.#away });
     }
-    this.#bar.update(progress.pairsDone, { blocks: this.#blocks, workers: this.#workers });
+    this.#bar.update(progress.pairsDone, { blocks: this.#blocks, workers: this.#workers + this.#away });
   }
 
   /** Erases the bar and stops its redraw timer. Safe to call more than once. */

@@ -266,6 +266,12 @@ async function collect(req: RunTarget, nc: NatsConnection, js: JetStreamClient, 
       }
     },
   });
+  // The status stream ends when the connection closes, at the end of the run.
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') status?.({ kind: 'server', url: req.cluster.nats, connected: s.type === 'reconnect' });
+    }
+  })().catch(() => undefined);
   const check = setInterval(() => {
     const now = Date.now();
     reportWorkers(now);

@@ -26,6 +26,11 @@ export type ClusterStatus =
   | { readonly kind: 'waiting'; readonly url: string; readonly seconds: number }
   /** The set of live workers changed: `workers` lists the ids of those that sent a heartbeat lately. */
   | { readonly kind: 'workers'; readonly workers: readonly string[] }
+  /**
+   * The coordinator lost its NATS server (`connected` false): the run waits for it, reconnecting,
+   * and goes on where it was once it is back (`connected` true).
+   */
+  | { readonly kind: 'server'; readonly url: string; readonly connected: boolean }
   /** Every block is written: how many each worker delivered, in the order workers were first seen. */
   | { readonly kind: 'finished'; readonly shares: readonly { readonly worker: string; readonly blocks: number }[] };
 
