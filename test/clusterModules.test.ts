@@ -165,4 +165,12 @@ describe.skipIf(!runThem)('kernel modules on a cluster', () => {
     await expect(run).rejects.toThrow(/^worker mod refused block 0 of this run: this worker does not run the kernel module/);
     expect(worker.child.exitCode).toBe(null);
   }, 60_000);
+
+  it('refuses a BlockOp that computes its blocks column-major, with the reason, and the worker carries on', async () => {
+    const { server, worker } = await serverWithWorker(['--modules', MODULE]);
+    const run = runBlocksOnCluster({ module: MODULE, export: 'tableByColumns', params: { scale: 1 }, nRows: 10, nCols: 10, cluster: { nats: server.url } });
+    await expect(run).rejects.toThrow(UnsupportedError);
+    await expect(run).rejects.toThrow(/a cluster worker sends blocks row-major: leave outputLayout out/);
+    expect(worker.child.exitCode).toBe(null);
+  }, 60_000);
 });

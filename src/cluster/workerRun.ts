@@ -131,6 +131,10 @@ export class WorkerRun {
     this.lastUsed = Date.now();
     let storage = this.#storages.get(device);
     if (storage === undefined) this.#storages.set(device, (storage = await this.#op.initStorage(device, this.#scheduler)));
+    // Blocks travel row-major (packedRows.ts): column-major values would land transposed.
+    if (this.#op.outputLayout?.(storage) === 'columns') {
+      throw new UnsupportedError("the BlockOp computes its blocks column-major (outputLayout 'columns'), and a cluster worker sends blocks row-major: leave outputLayout out (or return 'rows') for a cluster run");
+    }
     const slot: BufferSlot = this.#slots.get(device) === 0 ? 1 : 0;
     this.#slots.set(device, slot);
     const out = this.#op.outputBuffer(storage, slot);
