@@ -1,16 +1,114 @@
 /**
- * The argument checks of pdist, cdist and l2Kernel, run once at the top of each call before any
- * Context is opened or any block runs: the PCF inputs must be PCF collections, the options an
+ * The options every pairwise operation (pdist, cdist, l2Kernel) takes, and their checks, run once
+ * at the top of each call before any Context is opened or any block runs: the PCF inputs must be PCF collections, the options an
  * object of known keys whose values have the right types. A bad callback or signal is refused here,
  * not discovered by the block pipeline after work has started.
  */
+import type { BlockProgress, FloatDType } from '../blocks/index.js';
 import { ArgumentError, OptionError } from '../core/errors.js';
 import { checkAbortSignal, checkBoolean, checkFunction, checkInteger, checkOneOf, checkOptionsObject, describe } from '../core/validate.js';
 import { Context } from '../pxl/context.js';
 import { Job } from '../pxl/job.js';
+import type { ClusterOptions } from './clusterHook.js';
 import { pcfOp } from './integrate.js';
 import { PCF_DTYPES } from './pcf.js';
 import { checkPcfSet, isPcfSetLike } from './pcfSet.js';
+
+/** Options every pairwise operation takes. */
+export interface PairwiseOptions {
+  /** Element type of the computation and the result. Default: the input's dtype (float64 for plain arrays). */
+  dtype?: FloatDType;
+  /**
+   * Context whose MU cores run the blocks. Default: the process's default CPU Context (one Sub per
+   * CPU), created by the first call without a context and shared by all of them; its idle cores
+   * never keep the process alive.
+   *
+   * Calls share a Context: without `jobs`, the first call takes every free Sub (a Job of one Sub
+   * each) and calls that start while it runs share those Jobs, block by block; the Subs go back
+   * when the last of them ends. When no Sub is free, a call waits until a Job gives Subs back
+   * (`signal` ends the wait). A Context keeps a few reusable buffers for later calls, at most a
+   * sixteenth of its memory and 64 MiB, until it is destroyed.
+   */
+  context?: Context;
+  /**
+   * Jobs to spread blocks over, each acting as one device that takes the next block as soon as it
+   * is free. Default: the Context's shared Jobs, one per Sub (see `context`). Devices balance load
+   * block by block, while the cores of one Job split each block evenly, so one-core devices keep
+   * every core busy even when the cores run at different speeds (as shared machines' cores do).
+   */
+  jobs?: readonly Job[];
+  /** Stops the computation between blocks; the promise then rejects with CancelledError and nothing is returned. */
+  signal?: AbortSignal;
+  /** Called after each block's results are in place. */
+  onProgress?: (progress: BlockProgress) => void;
+  /** Blocks the output budget is split into. Default 32 per device, as masspcf does per GPU. */
+  nSplitsHint?: number;
+  /** Output scalars one block may hold. Default: from the Context's free memory, capped at 4 Mi. */
+  maxOutputElements?: number;
+  /** Floor on the block side, so each launch has rows enough for every core. Default 64 (256 on a GPU). */
+  minBlockSide?: number;
+  /**
+   * Where the blocks run: `'cpu'` (MU cores) or `'gpu'` (WGSL on a WebGPU device, in float32: dtype
+   * defaults to float32 there and float64 is refused). Default: the backend of `context` when one
+   * is given, else `'cpu'`. Without a context, `'gpu'` opens one for the call.
+   */
+  device?: 'cpu' | 'gpu';
+  /**
+   * Several devices at once, of either backend: every device pulls the next block from one shared
+   * queue, so faster devices take more blocks. Each entry is
+   * - a Job (of a CPU or a webgpu Context): one device;
+   * - a Context: one device per Sub it has free (its shared Jobs of one Sub each, as for `context`;
+   *   a GPU has one Sub);
+   * - `'cpu'` or `'gpu'`: the default CPU Context, or a GPU Context opened for the call, and its
+   *   devices as for a Context.
+   *
+   * `onProgress` reports the `device` that computed each block: its index in this list once every
+   * Context entry is expanded in place into its devices.
+   *
+   * When a GPU takes part the computation is float32: the input is converted to float32, the result
+   * is float32, and `dtype: 'float64'` is refused with UnsupportedError. CPU devices and the GPU
+   * both sum in float32, the CPU in the walk order of its row kernels and the GPU in its own, so
+   * entries agree with a CPU-only or GPU-only run to float32 rounding (a few ulps per rectangle).
+   * Replaces `context`, `jobs` and `device`, which cannot be passed with it.
+   *
+   * @example
+   * const gpu = await createContext({ backend: 'webgpu' });
+   * const cpu = await createContext({ topology: { subs: 2, clustersPerSub: 1, coresPerCluster: 1 } });
+   * const d = await pdist(X, { devices: [cpu.createJob(1), cpu.createJob(1), gpu] });
+   */
+  devices?: readonly PairwiseDevice[];
+  /**
+   * Streams the result into this `.npy` file instead of returning it: each finished block is
+   * written to its final place, so the matrix is never held in memory, and the call resolves to a
+   * {@link ResultFile} describing the file (read it with `numpy.load(path, mmap_mode='r')`). The
+   * file appears only when complete (written beside it as `.<name>.<pid>.<hex>.tmp` and renamed);
+   * a cancelled or failed call removes its partial file, and partial files of dead processes for
+   * the same name are removed (or, with `resume`, continued). Free disk space is checked first.
+   */
+  out?: string;
+  /**
+   * With `out`: continue the partial file and journal that a killed process left for `out`,
+   * computing only the blocks the journal lacks; the file is byte-identical to an uninterrupted
+   * run. A journal written for other inputs or options is refused (InputFormatError). Without a
+   * partial file to continue, the run starts afresh. Default false.
+   */
+  resume?: boolean;
+  /**
+   * Bytes the run may use beyond its inputs and result: block buffers, and (with `out`) blocks in
+   * flight to disk, which is how much a slow disk may lag. Default 512 MiB.
+   */
+  memory?: number;
+  /**
+   * Runs the blocks on `pxl worker` processes of other machines through a NATS JetStream server
+   * instead of on this process's devices (docs/cluster.md): `{ nats: 'nats://host:4222' }`, with
+   * authentication and TLS options as the server needs. The result is the same, byte for byte.
+   * Replaces `context`, `jobs`, `device` and `devices`, which cannot be passed with it.
+   */
+  cluster?: ClusterOptions;
+}
+
+/** A device entry of {@link PairwiseOptions.devices}. */
+export type PairwiseDevice = Job | Context | 'cpu' | 'gpu';
 
 /** The options every pairwise operation takes (the keys of `PairwiseOptions`). */
 export const PAIRWISE_OPTION_KEYS = [
