@@ -233,41 +233,39 @@ describe.each(FILE_WRITERS)('stop and resume (file writer on the %s thread)', (w
     expect((await readdir(dir)).sort()).toEqual([`.d.npy.${pid}.00ff00.journal`, `.d.npy.${pid}.00ff00.tmp`]);
   });
 
-  it('refuses a float32 journal of the earlier arithmetic (float64, rounded once), whose blocks would differ from this run\'s', async () => {
+  /**
+   * Runs `call` into a file, keeping its journal's first line; leaves that file as a dead run's
+   * partial file for target `name` with the line's `now` words replaced by `earlier`; and returns
+   * the error of resuming it.
+   */
+  async function resumeEarlierArithmetic(call: (options: { out: string; resume?: boolean; onProgress?: () => void }) => Promise<unknown>, name: string, now: string, earlier: string): Promise<{ header: string; error: unknown }> {
     let header = '';
-    const file = await pdist(X, {
-      dtype: 'float32', out: at('full.npy'), ...SMALL_BLOCKS,
+    const file = await call({
+      out: at('full.npy'),
       onProgress: () => {
-        const name = readdirSync(dir).find((f) => f.endsWith('.journal'));
-        if (header === '' && name !== undefined) header = readFileSync(join(dir, name), 'utf8').split('\n')[0]!;
+        const journal = readdirSync(dir).find((f) => f.endsWith('.journal'));
+        if (header === '' && journal !== undefined) header = readFileSync(join(dir, journal), 'utf8').split('\n')[0]!;
       },
     }).then(() => readFile(at('full.npy')));
     await rm(at('full.npy'));
-    expect(header).toContain('pdist l1, float32 computed in float32, square layout');
     const pid = deadPid();
-    await writeFile(at(`.d.npy.${pid}.00ff00.tmp`), file);
-    await writeFile(at(`.d.npy.${pid}.00ff00.journal`), `${header.replace('float32 computed in float32', 'float32')}\n0\n`);
-    const error = await pdist(X, { dtype: 'float32', out: at('d.npy'), resume: true, ...SMALL_BLOCKS }).catch((e: unknown) => e);
+    await writeFile(at(`.${name}.${pid}.00ff00.tmp`), file);
+    await writeFile(at(`.${name}.${pid}.00ff00.journal`), `${header.replace(now, earlier)}\n0\n`);
+    const error = await call({ out: at(name), resume: true }).catch((e: unknown) => e);
+    return { header, error };
+  }
+
+  it('refuses a float32 journal of the earlier arithmetic (float64, rounded once), whose blocks would differ from this run\'s', async () => {
+    const { header, error } = await resumeEarlierArithmetic((o) => pdist(X, { dtype: 'float32', ...SMALL_BLOCKS, ...o }), 'd.npy', 'float32 computed in float32', 'float32');
+    expect(header).toContain('pdist l1, float32 computed in float32, square layout');
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toContain('it was written for pdist l1, float32, square layout of shape [37, 37], but this run is pdist l1, float32 computed in float32, square layout');
   });
 
   it('refuses a float32 inner-product journal begun before underflowing last products were computed in float64', async () => {
-    let header = '';
-    const file = await l2Kernel(X, {
-      dtype: 'float32', out: at('full.npy'), ...SMALL_BLOCKS,
-      onProgress: () => {
-        const name = readdirSync(dir).find((f) => f.endsWith('.journal'));
-        if (header === '' && name !== undefined) header = readFileSync(join(dir, name), 'utf8').split('\n')[0]!;
-      },
-    }).then(() => readFile(at('full.npy')));
-    await rm(at('full.npy'));
     const now = 'float32 computed in float32, underflowing last products in float64';
+    const { header, error } = await resumeEarlierArithmetic((o) => l2Kernel(X, { dtype: 'float32', ...SMALL_BLOCKS, ...o }), 'k.npy', now, 'float32 computed in float32');
     expect(header).toContain(`l2inner, ${now}, square layout`);
-    const pid = deadPid();
-    await writeFile(at(`.k.npy.${pid}.00ff00.tmp`), file);
-    await writeFile(at(`.k.npy.${pid}.00ff00.journal`), `${header.replace(now, 'float32 computed in float32')}\n0\n`);
-    const error = await l2Kernel(X, { dtype: 'float32', out: at('k.npy'), resume: true, ...SMALL_BLOCKS }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputFormatError);
     expect((error as Error).message).toContain(`l2inner, float32 computed in float32, square layout of shape [37, 37], but this run is l2Kernel l2inner, ${now}, square layout`);
   });
