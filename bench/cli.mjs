@@ -13,7 +13,9 @@
 //   PATH; wall time, and its peak RSS from /usr/bin/time -f %M where that exists (else null). Every
 //   command runs with PXL_TIMELINE=1 (src/cli/timeline.ts): `stages` are the medians of the
 //   milliseconds since its start at which it reached each stage.
-// - loop: every pair once on one thread with the JS pair kernel (bench/pdist.mjs's baseline).
+// - loop: every pair once on one thread, the plain way (issue 16's straightforward loop,
+//   bench/lib/loops.mjs); pairKernelLoop: the same through pxl's branch-free JS pair kernels, the
+//   stricter baseline.
 // Samples interleave call and command, so load on the shared machine hits both alike.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -21,8 +23,8 @@ import os from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { destroyDefaultContext, integrationLimit, pdist, randomPcfs } from 'pxl';
-import { l1Pair } from '../dist/pcf/pairKernels.js';
+import { destroyDefaultContext, pdist } from 'pxl';
+import { pairKernelLoop, plainLoop } from './lib/loops.mjs';
 import { median, printJson, sig } from './lib/stats.mjs';
 
 const N = Number(process.env.PXL_BENCH_N ?? 2000);
@@ -31,18 +33,6 @@ const REPEATS = Number(process.env.PXL_BENCH_REPEATS ?? 5);
 const LOOP_REPEATS = Number(process.env.PXL_BENCH_LOOP_REPEATS ?? 2);
 const pxl = fileURLToPath(new URL('../bin/pxl.js', import.meta.url));
 const TIME = '/usr/bin/time';
-
-/** The plain loop: every pair once, one thread, p = 1. */
-function singleThread(set) {
-  const { times, values, offsets, count } = set;
-  const upper = integrationLimit('float64');
-  const out = new Float64Array((count * (count - 1)) / 2);
-  let k = 0;
-  for (let i = 1; i < count; i++) {
-    for (let j = 0; j < i; j++) out[k++] = l1Pair(times, values, offsets[i], offsets[i + 1], times, values, offsets[j], offsets[j + 1], upper);
-  }
-  return out;
-}
 
 // Windows runs no first lines: there the command is node with the script.
 const command = process.platform === 'win32' ? [process.execPath, pxl] : [pxl];
@@ -86,19 +76,28 @@ try {
   }
   await destroyDefaultContext();
   const loop = [];
+  const kernelLoop = [];
   for (let r = 0; r < LOOP_REPEATS; r++) {
-    const t0 = performance.now();
-    singleThread(set);
-    loop.push((performance.now() - t0) / 1000);
+    for (const [runs, fn] of [[loop, plainLoop], [kernelLoop, pairKernelLoop]]) {
+      const t0 = performance.now();
+      fn(set, 1);
+      runs.push((performance.now() - t0) / 1000);
+    }
   }
-  const m = { call: median(call), command: median(command), loop: median(loop) };
+  const m = { call: median(call), command: median(command), loop: median(loop), pairKernelLoop: median(kernelLoop) };
   const peak = rss.length > 0 ? median(rss) : null;
   printJson({
     bench: 'cli', date: new Date().toISOString(), node: process.version, cpus: os.availableParallelism(),
     loadAverage: os.loadavg().map((x) => sig(x, 3)), n: N, points: POINTS, output: 'square float64 .npy', repeats: REPEATS,
-    seconds: { call: sig(m.call, 3), command: sig(m.command, 3), loop: sig(m.loop, 3) },
-    samples: { call: call.map((x) => sig(x, 3)), command: command.map((x) => sig(x, 3)), loop: loop.map((x) => sig(x, 3)) },
-    ratios: { commandOverCall: sig(m.command / m.call, 3), loopOverCommand: sig(m.loop / m.command, 3), loopOverCall: sig(m.loop / m.call, 3) },
+    seconds: { call: sig(m.call, 3), command: sig(m.command, 3), loop: sig(m.loop, 3), pairKernelLoop: sig(m.pairKernelLoop, 3) },
+    samples: { call: call.map((x) => sig(x, 3)), command: command.map((x) => sig(x, 3)), loop: loop.map((x) => sig(x, 3)), pairKernelLoop: kernelLoop.map((x) => sig(x, 3)) },
+    ratios: {
+      commandOverCall: sig(m.command / m.call, 3),
+      loopOverCommand: sig(m.loop / m.command, 3),
+      loopOverCall: sig(m.loop / m.call, 3),
+      pairKernelLoopOverCommand: sig(m.pairKernelLoop / m.command, 3),
+      pairKernelLoopOverCall: sig(m.pairKernelLoop / m.call, 3),
+    },
     commandMaxRssMiB: peak === null ? null : { median: sig(peak, 4), samples: rss.map((x) => sig(x, 4)) },
     stagesMs: Object.fromEntries(Object.keys(stages[0] ?? {}).map((k) => [k, sig(median(stages.map((s) => s[k])), 3)])),
     goals: {
