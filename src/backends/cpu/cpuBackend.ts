@@ -19,6 +19,8 @@ interface PendingModule {
   readonly waiting: Set<number>;
   kernels: KernelInfo[] | undefined;
   error: string | undefined;
+  /** The first failing core's own error, stack included, for the ModuleLoadError's `cause`. */
+  cause?: Error;
   /** Rejects the load with this error itself (the Context was destroyed). */
   fatal?: PxlError;
   settle: () => void;
@@ -46,7 +48,7 @@ export class CpuBackend implements Backend {
     const args = new SharedArrayBuffer(L.LAUNCH_SLOTS * L.ARGS_CAPACITY);
     this.#pool = new CorePool(totalCores(options.topology), args, {
       onMessage: (core, msg) => {
-        if (msg.type === 'module') this.#moduleAnswer(core, msg.id, msg.kernels, msg.error?.message);
+        if (msg.type === 'module') this.#moduleAnswer(core, msg.id, msg.kernels, msg.error?.message, msg.error);
         else this.#dispatcher.onMessage(msg);
       },
       onCoreDeath: (core, reason, cause) => {
@@ -124,7 +126,7 @@ export class CpuBackend implements Backend {
           // importing it (or load it where its siblings did not).
           if (pending.error !== undefined) this.#pool.forgetModule(id);
           if (pending.fatal !== undefined) reject(pending.fatal);
-          else if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`));
+          else if (pending.error !== undefined) reject(new ModuleLoadError(`cannot load kernel module ${url}: ${pending.error}`, pending.cause === undefined ? undefined : { cause: pending.cause }));
           else resolve({ id, url, kernels: pending.kernels ?? [] });
         },
       };
@@ -209,9 +211,15 @@ export class CpuBackend implements Backend {
     this.#memory.clear();
   }
 
-  #moduleAnswer(core: number, id: number, kernels: KernelInfo[] | undefined, error: string | undefined): void {
+  #moduleAnswer(core: number, id: number, kernels: KernelInfo[] | undefined, error: string | undefined, reported?: { message: string; stack?: string }): void {
     const pending = this.#pending.get(id);
     if (pending === undefined || !pending.waiting.delete(core)) return;
+    if (pending.error === undefined && reported !== undefined) {
+      // The import failed in a core's thread and its error crossed as text: it is rebuilt with the
+      // core's stack, which names the module's line that threw.
+      pending.cause = new Error(reported.message);
+      if (reported.stack !== undefined) pending.cause.stack = reported.stack;
+    }
     pending.error ??= error;
     pending.kernels ??= kernels;
     if (pending.waiting.size === 0) pending.settle();
