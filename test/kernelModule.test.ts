@@ -82,7 +82,7 @@ describe('Context.createModule', () => {
     await expect(loading).rejects.toThrow(ModuleLoadError);
     await expect(loading).rejects.toThrow(`cannot load kernel module ${url.href}: this fixture fails to import on purpose`);
     // The cause is the import error itself, with the core's stack naming the module that threw.
-    const error = await loading.catch((e: unknown) => e as ModuleLoadError);
+    const error = (await loading.then(() => undefined, (e: unknown) => e)) as ModuleLoadError;
     expect(error.cause).toBeInstanceOf(Error);
     expect((error.cause as Error).message).toBe('this fixture fails to import on purpose');
     expect((error.cause as Error).stack).toContain('brokenModule.ts');
