@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createContext, KernelError, Result, StateError, type Context, type DevicePtr, type Job, type PxlError } from '../src/index.js';
+import { CpuBackend } from '../src/backends/cpu/cpuBackend.js';
 import { gateBytes, openAllGates, openGates, waitForStarted } from './fixtures/gates.js';
 
 /**
@@ -263,9 +264,27 @@ describe('the Fail state', () => {
     await expect(map.execute(99)).rejects.toThrow(
       new StateError("Map 'throw_at' failed (kernel 'throw_at' threw at task 0: boom at 0); a failed Map cannot run again: build a new one with job.buildMap"),
     );
+    // The refusal carries the failure itself, with its kernel stack, not only its message.
+    await expect(map.execute(99)).rejects.toHaveProperty('cause', map.error);
     await map.cancel();
     expect(map.getExecuteStatus()).toBe('Fail');
     await expect(map.synchronize()).rejects.toBe(map.error);
+  });
+
+  it('keeps an unexpected launch error as the cause of the StateError that fails the Map', async () => {
+    const fault = new RangeError('the backend could not take the launch');
+    const spy = vi.spyOn(CpuBackend.prototype, 'launch').mockImplementationOnce(() => {
+      throw fault;
+    });
+    try {
+      const map = job.buildMap('throw_at', 4);
+      await map.execute(99);
+      const err = (await map.synchronize().then(() => undefined, (e: unknown) => e)) as StateError;
+      expect(err).toEqual(new StateError("launch of 'throw_at' failed: RangeError: the backend could not take the launch"));
+      expect(err.cause).toBe(fault);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('skips the executes queued behind the failing one', async () => {

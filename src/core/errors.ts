@@ -137,8 +137,8 @@ export class NoSubAvailableError extends PxlError {
 
 /** An object was used after it was destroyed, or in a state that forbids the call. */
 export class StateError extends PxlError {
-  constructor(message: string) {
-    super('PXL_INVALID_STATE', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PXL_INVALID_STATE', message, options);
   }
 }
 

@@ -187,7 +187,7 @@ export class KernelMap {
   async execute(...args: KernelArg[]): Promise<Result> {
     this.#site.alive();
     if (this.#status === 'Fail') {
-      throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`);
+      throw new StateError(`Map '${this.kernelName}' failed (${this.#error?.message ?? 'unknown error'}); a failed Map cannot run again: build a new one with job.buildMap`, { cause: this.#error });
     }
     // Arguments that cannot travel in a launch reject here; found inside the launch, they would
     // fail the Map (terminal) after this execute had already resolved Success.
@@ -288,7 +288,7 @@ export class KernelMap {
         this.#status = 'Idle';
       }
     } catch (err) {
-      this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`));
+      this.#fail(err instanceof PxlError ? err : new StateError(`launch of '${this.kernelName}' failed: ${String(err)}`, { cause: err }));
     } finally {
       this.#settle(run, run.abort.signal.aborted && this.#status !== 'Fail' ? 'Cancelled' : this.#status);
     }
