@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../src/backends/cpu/cpuBackend.js';
+import { Context as ContextClass } from '../src/pxl/context.js';
 import { createContext, Result, StateError, type Context } from '../src/index.js';
 
 /**
@@ -46,6 +48,17 @@ describe("a Job's default stream", () => {
 });
 
 describe('Context.destroy', () => {
+  it('called again while the first call runs, resolves only once the cores have ended', async () => {
+    const backend = await CpuBackend.create({ topology: { subs: 1, clustersPerSub: 1, coresPerCluster: 2 }, memorySize: 1 << 20 });
+    const own = new ContextClass(backend);
+    const workers = [0, 1].map((core) => backend.coreInternals(core).worker);
+    const first = own.destroy();
+    await own.destroy();
+    // A worker thread that has exited reports threadId -1.
+    expect(workers.map((w) => w.threadId)).toEqual([-1, -1]);
+    await first;
+  });
+
   it('settles every kind of outstanding work with one StateError, refuses later calls with it, and lets the process exit by itself', async () => {
     // A separate process (fixtures/teardownChild.ts): it must exit on its own once the Context is
     // destroyed, which it cannot do while a worker, a timer or a handle is left behind. The

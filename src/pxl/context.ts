@@ -57,6 +57,7 @@ export class Context {
   /** Work of the layers above (command buffers, task-graph queues) to settle when the Context goes. */
   readonly #teardown = new Set<(error: StateError) => void>();
   #destroyed = false;
+  #destroying: Promise<void> | undefined;
   /** @internal Where PXL_TRACE asked the trace to be written at destroy. */
   readonly traceFile: string | undefined;
 
@@ -287,10 +288,16 @@ export class Context {
    * (synchronize rejects), executes waiting for room resolve `Result.Failure`, pending module loads,
    * command-buffer dispatches (their fences and signal semaphores) and task-graph queues fail.
    * Every later call rejects or throws the same StateError. Nothing is left that keeps the process
-   * alive. Calling it again does nothing.
+   * alive. Calling it again does nothing more, and resolves once the first call has finished.
    */
-  async destroy(): Promise<void> {
-    if (this.#destroyed) return;
+  destroy(): Promise<void> {
+    // A second caller (a signal handler beside a finally, say) must not go on while the cores
+    // still run and the trace is unwritten.
+    this.#destroying ??= this.#destroy();
+    return this.#destroying;
+  }
+
+  async #destroy(): Promise<void> {
     const trace = this.#trace.end();
     this.#destroyed = true;
     const error = destroyedError();
