@@ -173,6 +173,14 @@ describe('the default Context', () => {
     expect(await defaultContext()).not.toBe(first);
   });
 
+  it('is destroyed by the time a second destroyDefaultContext, called while the first runs, resolves', async () => {
+    const ctx = await defaultContext();
+    const first = destroyDefaultContext();
+    await destroyDefaultContext();
+    expect(() => ctx.getAttribute('subCount')).toThrow(DESTROYED);
+    await first;
+  });
+
   it('does not keep the process alive: a script that calls pdist without a context exits by itself', async () => {
     const root = fileURLToPath(new URL('..', import.meta.url));
     const child = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'test/fixtures/defaultContextChild.ts'], { cwd: root, timeout: 60_000 });

@@ -9,6 +9,8 @@ import { availableCores, sharedMemoryAvailable } from '../platform/machine.js';
 import { createContext, type Context } from '../pxl/context.js';
 
 let current: Promise<Context> | undefined;
+/** The destruction of the last default Context, which a second destroyDefaultContext waits for too. */
+let ending: Promise<void> | undefined;
 
 /**
  * The process-wide default CPU Context, created on first use. Concurrent first calls share one
@@ -31,12 +33,18 @@ export function defaultContext(): Promise<Context> {
 /**
  * Destroys the default Context, if one was created: its worker threads end and its memory is
  * released. Calls still running on it reject as on any destroyed Context; the next call without a
- * context creates a fresh one.
+ * context creates a fresh one. A call made while an earlier one is still destroying resolves when
+ * that one has finished.
  */
 export async function destroyDefaultContext(): Promise<void> {
   const pending = current;
   current = undefined;
-  if (pending === undefined) return;
-  const ctx = await pending.catch(() => undefined);
-  await ctx?.destroy();
+  if (pending !== undefined) {
+    const ended = pending.then((ctx) => ctx.destroy(), () => undefined);
+    ending = ended;
+    void ended.finally(() => {
+      if (ending === ended) ending = undefined;
+    }).catch(() => undefined);
+  }
+  await ending;
 }
