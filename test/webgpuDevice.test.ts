@@ -168,3 +168,18 @@ describe.runIf(gpu.run)("Dawn's own output", () => {
     if (route.includes('OpenGL')) expect(debug).toContain('artificially reduced');
   });
 });
+
+describe.runIf(gpu.run)('GPU Contexts opened at once', () => {
+  // What this guards against is a native crash of the whole process (SIGSEGV, or SIGABRT from a
+  // failed mutex assertion in Dawn's Vulkan backend) that came in about two runs of three: so
+  // the fixture runs in child processes, three times.
+  it('compute at once without crashing the process, and agree with the CPU cores', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const root = new URL('..', import.meta.url).pathname;
+    for (let run = 0; run < 3; run++) {
+      const { stdout } = await promisify(execFile)(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'test/fixtures/gpuCallsAtOnce.ts'], { cwd: root, timeout: 60_000 });
+      expect(stdout.trim()).toBe('8 calls, worst relative difference below 5e-6');
+    }
+  }, 200_000);
+});

@@ -81,7 +81,19 @@ const RAISED_LIMITS = [
  * @throws (rejects) DeviceUnavailableError naming every route tried, why each failed, and what to
  *   install.
  */
-export async function acquireGpuDevice(options: AcquireOptions = {}): Promise<GpuDevice> {
+export function acquireGpuDevice(options: AcquireOptions = {}): Promise<GpuDevice> {
+  // One at a time: Dawn devices requested while another request was in flight later crashed the
+  // whole process once they computed (on llvmpipe: SIGSEGV, a failed mutex assertion, or a hang),
+  // as pairwise calls that each open a GPU, made at once, did.
+  const turn = acquiring.then(() => acquire(options));
+  acquiring = turn.catch(() => undefined);
+  return turn;
+}
+
+/** The device request in progress, which the next one waits for. */
+let acquiring: Promise<unknown> = Promise.resolve();
+
+async function acquire(options: AcquireOptions): Promise<GpuDevice> {
   const attempts: string[] = [];
   for (const route of await routes(attempts)) {
     let adapter: GPUAdapter | null;
