@@ -75,6 +75,16 @@ describe('concurrent pairwise calls on one Context', () => {
     expect(Array.from((await call).condensed)).toEqual(reference[0]);
   });
 
+  it('runs on the Jobs it lists beside their Context, which has no Sub free, instead of waiting for itself', async () => {
+    const job = ctx.createJob();
+    try {
+      // Before, such a call waited for a Sub its own Job held, and never settled (the test timed out).
+      for (const devices of [[job, ctx], [ctx, job]]) expect(Array.from((await pdist(sets[0]!, { devices, ...blocks })).condensed)).toEqual(reference[0]);
+    } finally {
+      ctx.destroyJob(job);
+    }
+  }, 20_000);
+
   it('stops waiting for a Sub with CancelledError when its signal aborts, and holds nothing', async () => {
     const job = ctx.createJob();
     const abort = new AbortController();

@@ -106,6 +106,9 @@ export async function runPairwise(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: B
         slots.push({ run: r, job: entry.job });
         continue;
       }
+      // Listed beside Jobs of its own that hold every Sub, a Context has no device to add: waiting
+      // for a free Sub would wait for this very call to end.
+      if (r.workspace.mustWait && plan.entries.some((e) => e.job !== undefined && e.context === r.ctx)) continue;
       const jobs = await r.workspace.acquireJobs(entry.kind === 'gpu' ? WGSL_BLOCK_KERNELS_URL : BLOCK_KERNELS_URL, signal);
       r.shared = true;
       for (const job of jobs) {

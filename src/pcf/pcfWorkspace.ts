@@ -88,6 +88,11 @@ export class PcfWorkspace {
     }
   }
 
+  /** Whether `acquireJobs` would wait for a Sub now: no call shares Jobs here, and no Sub is free or lent. */
+  get mustWait(): boolean {
+    return this.#lease === undefined && this.#ctx.availableSubCount === 0;
+  }
+
   /** Ends one call's use of the shared Jobs; the last call out gives their Subs back. */
   releaseJobs(): void {
     if (this.#lease !== undefined) this.#leave(this.#lease);
