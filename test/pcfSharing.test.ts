@@ -85,6 +85,27 @@ describe('concurrent pairwise calls on one Context', () => {
     }
   }, 20_000);
 
+  it('says, when a Job cannot get a Sub, how many belong to pairwise calls running now', async () => {
+    const refusals: unknown[] = [];
+    const tryCreate = (numSub?: number): void => {
+      try {
+        ctx.destroyJob(ctx.createJob(numSub));
+      } catch (err) {
+        refusals.push(err);
+      }
+    };
+    // While a block is reported the call holds its Jobs: every Sub of the Context.
+    await pdist(sets[2]!, { context: ctx, ...blocks, onProgress: () => void (refusals.length === 0 && (tryCreate(1), tryCreate())) });
+    const held = '; 2 of them belong to pdist, cdist or l2Kernel calls running on this Context, which give them back when they end';
+    expect(refusals.map((e) => [(e as Error).name, (e as Error).message])).toEqual([
+      ['NoSubAvailableError', `cannot take 1 Sub: 0 of 2 are free; destroy a Job or free Subs with job.subFree() first${held}`],
+      ['NoSubAvailableError', `createJob: no Sub is free (all 2 belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first${held}`],
+    ]);
+    // Once the call has ended its Subs are lent, and a Job takes them.
+    tryCreate();
+    expect(refusals).toHaveLength(2);
+  });
+
   it('stops waiting for a Sub with CancelledError when its signal aborts, and holds nothing', async () => {
     const job = ctx.createJob();
     const abort = new AbortController();

@@ -141,6 +141,7 @@ export class PcfWorkspace {
     try {
       for (let k = this.#ctx.availableSubCount; k > 0; k--) {
         const job = this.#ctx.createJob(1);
+        this.#ctx.markPairwiseJob(job);
         jobs.push(job);
         job.load(mod);
       }

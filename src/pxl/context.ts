@@ -50,6 +50,8 @@ export class Context {
   readonly #backend: Backend;
   readonly #memory: ContextMemory;
   readonly #subs: SubPool;
+  /** Jobs that pairwise operations share (see markPairwiseJob). */
+  readonly #pairwiseJobs = new WeakSet<Job>();
   readonly #trace: ContextTrace;
   readonly #site: JobSite;
   readonly #jobs = new Set<Job>();
@@ -72,7 +74,7 @@ export class Context {
       owner: this,
       backend,
       topology: backend.topology,
-      takeSubs: (n) => this.#subs.take(n),
+      takeSubs: (n) => this.#takeSubs(n),
       returnSubs: (subs) => this.#subs.give(subs),
       tracer: () => this.#trace.tracer,
       alive: () => this.#alive(),
@@ -96,6 +98,11 @@ export class Context {
   /** @internal Resolves the next time a Job gives Subs back; pairwise operations wait on it for a free Sub. */
   subsReturned(): Promise<void> {
     return this.#subs.returned();
+  }
+
+  /** @internal Marks a Job that pairwise operations share, so that a refused Sub can say those calls hold it. */
+  markPairwiseJob(job: Job): void {
+    this.#pairwiseJobs.add(job);
   }
 
   /** @internal Lends the Subs of idle Jobs kept for reuse: they count as available, and taking them destroys those Jobs (see SubPool). */
@@ -209,10 +216,10 @@ export class Context {
   createJob(numSub?: number): Job {
     this.#alive();
     if (numSub === undefined && this.#subs.free === 0) {
-      throw new NoSubAvailableError(`createJob: no Sub is free (all ${this.topology.subs} belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first`);
+      throw new NoSubAvailableError(`createJob: no Sub is free (all ${this.topology.subs} belong to Jobs); destroy a Job with ctx.destroyJob(job), or free Subs with job.subFree(), first${this.#heldByCalls()}`);
     }
     const count = numSub === undefined ? this.#subs.free : checkInteger('numSub', numSub, 1, this.topology.subs);
-    const job = new Job(this.#site, this.#subs.take(count));
+    const job = new Job(this.#site, this.#takeSubs(count));
     this.#jobs.add(job);
     return job;
   }
@@ -334,6 +341,27 @@ export class Context {
   /** @internal Throws the StateError of a destroyed Context; for the layers above pxl. */
   checkAlive(): void {
     this.#alive();
+  }
+
+  #takeSubs(count: number): number[] {
+    try {
+      return this.#subs.take(count);
+    } catch (err) {
+      const held = this.#heldByCalls();
+      if (err instanceof NoSubAvailableError && held !== '') throw new NoSubAvailableError(`${err.message}${held}`);
+      throw err;
+    }
+  }
+
+  /**
+   * What a refusal adds when pairwise calls running now hold Subs: the caller has no Job to destroy
+   * for those, and they come back when the calls end.
+   */
+  #heldByCalls(): string {
+    let held = 0;
+    for (const job of this.#jobs) if (this.#pairwiseJobs.has(job)) held += job.subCount;
+    if (held === 0) return '';
+    return `; ${held} of them belong${held === 1 ? 's' : ''} to pdist, cdist or l2Kernel calls running on this Context, which give them back when they end`;
   }
 
   #alive(): void {
