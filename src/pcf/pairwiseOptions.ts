@@ -58,8 +58,8 @@ export interface PairwiseOptions {
    * queue, so faster devices take more blocks. Each entry is
    * - a Job (of a CPU or a webgpu Context): one device;
    * - a Context: one device per Sub it has free (its shared Jobs of one Sub each, as for `context`;
-   *   a GPU has one Sub); none when Jobs of it listed here hold every Sub (the call does not wait
-   *   for itself);
+   *   a GPU has one Sub); none when it has no Sub free and Jobs of it are listed here too, which
+   *   then run the call instead of waiting, perhaps for themselves, for a Sub;
    * - `'cpu'` or `'gpu'`: the default CPU Context, or a GPU Context opened for the call, and its
    *   devices as for a Context.
    *
