@@ -80,8 +80,14 @@ describe('concurrent pairwise calls on one Context', () => {
     try {
       // Before, such a call waited for a Sub its own Job held, and never settled (the test timed out).
       for (const devices of [[job, ctx], [ctx, job]]) expect(Array.from((await pdist(sets[0]!, { devices, ...blocks })).condensed)).toEqual(reference[0]);
-    } finally {
+      // Also while another call waits for the Context's Subs: it runs once the Job is destroyed.
+      const waiting = pdist(sets[1]!, { context: ctx, ...blocks, p: 2 });
+      await settleTurns();
+      expect(Array.from((await pdist(sets[0]!, { devices: [job, ctx], ...blocks })).condensed)).toEqual(reference[0]);
       ctx.destroyJob(job);
+      expect(Array.from((await waiting).condensed)).toEqual(reference[1]);
+    } finally {
+      if (job.subCount > 0) ctx.destroyJob(job);
     }
   }, 20_000);
 

@@ -22,6 +22,8 @@ import { DeviceBufferPool, retainBudget } from './deviceBufferPool.js';
 /** Jobs shared by the calls on a Context, how many calls use them now, and their loan while none does. */
 interface Lease {
   readonly jobs: Promise<Job[]>;
+  /** Whether `jobs` has resolved: a call that joins the lease then waits for no Sub. */
+  ready: boolean;
   users: number;
   withdraw: (() => boolean) | undefined;
 }
@@ -69,11 +71,14 @@ export class PcfWorkspace {
   async acquireJobs(url: URL, signal: AbortSignal | undefined): Promise<Job[]> {
     let lease = this.#lease;
     if (lease === undefined) {
-      const opened: Lease = { jobs: this.#open(url), users: 0, withdraw: undefined };
+      const opened: Lease = { jobs: this.#open(url), ready: false, users: 0, withdraw: undefined };
       this.#lease = lease = opened;
-      opened.jobs.catch(() => {
-        if (this.#lease === opened) this.#lease = undefined;
-      });
+      opened.jobs.then(
+        () => void (opened.ready = true),
+        () => {
+          if (this.#lease === opened) this.#lease = undefined;
+        },
+      );
     }
     lease.users++;
     // Withdrawn synchronously, before any await, so no createJob can reclaim the Jobs once this
@@ -88,9 +93,9 @@ export class PcfWorkspace {
     }
   }
 
-  /** Whether `acquireJobs` would wait for a Sub now: no call shares Jobs here, and no Sub is free or lent. */
+  /** Whether `acquireJobs` would wait for a Sub now: no Sub is free or lent, and no call shares Jobs here yet. */
   get mustWait(): boolean {
-    return this.#lease === undefined && this.#ctx.availableSubCount === 0;
+    return this.#lease?.ready !== true && this.#ctx.availableSubCount === 0;
   }
 
   /** Ends one call's use of the shared Jobs; the last call out gives their Subs back. */
