@@ -148,7 +148,7 @@ print(z['offsets'][-1], repr(float(z['values'][5])))
     expect(await formatError(at('text.npz'))).toBe(`${at('text.npz')}: not an .npz file (a zip archive, as np.savez writes); the extension .npz says it should be one`);
     await expect(readPcfFile(at('t0.npz'))).rejects.toSatisfy((err: InputFormatError) => err.cause instanceof PcfError && err.cause.pcfIndex === 1);
     await writeFile(at('big.npz'), npz({ offsets: npy('<i8', offsets64([0, 1])), times: f8([0]), values: f8([1e300]) }));
-    await expect(readPcfFile(at('big.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError('PCF 0: breakpoint 0 has value beyond the float32 range; read it as float64', at('big.npz')));
+    await expect(readPcfFile(at('big.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError('PCF 0: breakpoint 0 has value beyond the float32 range; read it as float64 (--dtype float64; dtype: \'float64\')', at('big.npz')));
   });
 
   it('says so when float64 times that differ in the file round to one float32', async () => {
