@@ -318,6 +318,25 @@ describe('pxl errors', () => {
     });
   }
 
+  it('refuses an output that is an input reached through a link, and writes through a link output without touching what it pointed to', async () => {
+    const { cp, readFile: read, symlink } = await import('node:fs/promises');
+    await cp(at('known.json'), at('copy.json'));
+    await symlink(at('copy.json'), at('link.json'));
+    try {
+      const r = await pxl(['cdist', at('link.json'), at('known.json'), '-o', at('copy.json'), '-q']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: `pxl: the output ${at('copy.json')} is also an input; writing it would replace the input, so choose another path\n` });
+      expect(await read(at('copy.json'), 'utf8')).toBe(await read(at('known.json'), 'utf8'));
+      // The output is renamed over the link itself; the file the link named is an input and stays.
+      const through = await pxl(['pdist', at('copy.json'), '-o', at('link.json'), '-q']);
+      expect(through.code).toBe(0);
+      expect(await read(at('copy.json'), 'utf8')).toBe(await read(at('known.json'), 'utf8'));
+      expect(JSON.parse(await read(at('link.json'), 'utf8'))).toEqual(SQUARE);
+    } finally {
+      await rm(at('copy.json'), { force: true });
+      await rm(at('link.json'), { force: true });
+    }
+  });
+
   it('with no command prints the usage on stderr and exits 2', async () => {
     const r = await pxl([]);
     expect(r.code).toBe(2);
