@@ -160,6 +160,19 @@ describe('standard input and output', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: 'pxl: standard input: is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -\n' });
   });
 
+  it('stops at once, exit code 130, when cancelled while its input is still being read (a standard input that sends no more)', async () => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const controller = new AbortController();
+    const stdin = (async function* () {
+      yield new TextEncoder().encode('[[[0, 1], [2, 0]],');
+      setTimeout(() => controller.abort(), 50);
+      await new Promise(() => {});
+    })();
+    const code = await run(['pdist', '-', '-o', '-', '--format', 'json'], { stdout, stderr, stdin, interceptSigint: false, signal: controller.signal });
+    expect({ code, stderr: stderr.text, stdout: stdout.text }).toEqual({ code: 130, stderr: 'pxl: cancelled\n', stdout: '' });
+  }, 20_000);
+
   it('names standard input in the errors of its JSON', async () => {
     const r = await pxl(['pdist', '-', '-o', '-', '--format', 'json'], new TextEncoder().encode('[[[0, 1], [2, 0]]'));
     expect(r.code).toBe(1);

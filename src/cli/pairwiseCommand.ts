@@ -25,6 +25,7 @@ import { STDIO, STDOUT_NAME, streamSink } from './stdio.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { commandTimeline } from './timeline.js';
 import { UsageError } from './terminal.js';
+import { untilAborted } from './untilAborted.js';
 import { plural } from './wording.js';
 
 /** What the checks before reading settle: the output format and the element type. */
@@ -141,7 +142,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   let pairsComputed = 0;
   let job: PairwiseJob<T>;
   try {
-    job = await read(dtype);
+    job = await untilAborted(read(dtype), env.signal, 'reading the input');
     timeline.mark('input read');
     if (inMemory) {
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);
