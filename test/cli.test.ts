@@ -124,6 +124,24 @@ describe('pxl random-pcfs', () => {
     expect(n.stderr).toBe("pxl: option '--n <n>' argument '-3' is invalid. expected an integer >= 0.\n(add --help for usage)\n");
     expect(await written()).toEqual([]);
   });
+
+  it('says what to change when the disk fills up while it writes (.json and .npz), and leaves no file', async () => {
+    const { open: openFile } = await import('node:fs/promises');
+    const probe = await openFile(at('probe'), 'w');
+    const handles = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<void> };
+    await probe.close();
+    await rm(at('probe'));
+    const full = vi.spyOn(handles, 'writeFile').mockRejectedValue(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+    try {
+      for (const name of ['r.json', 'r.npz']) {
+        const r = await pxl(['random-pcfs', '--n', '20', '--points', '3', '-o', at(name)]);
+        expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: `pxl: ${at(name)}: cannot write the file: ENOSPC: no space left on device, write; free space in ${dir}, or write the file to another disk\n` });
+      }
+    } finally {
+      full.mockRestore();
+    }
+    expect(await written()).toEqual([]);
+  });
 });
 
 describe('pxl pdist', () => {

@@ -20,6 +20,13 @@ function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** For a full disk, what to change; else nothing. */
+function spaceAdvice(error: unknown, path: string): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  return `; free space in ${dirname(path)}, or write the file to another disk`;
+}
+
 function cancelled(signal: AbortSignal): CancelledError {
   return new CancelledError('writing the output was cancelled; the output file was not changed', { cause: signal.reason });
 }
@@ -73,7 +80,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
           // writeFile on a handle appends from the current position and loops until all is written.
           await handle.writeFile(chunk);
         } catch (error) {
-          throw new InputFormatError(`cannot write the file: ${reason(error)}`, path, { cause: error });
+          throw new InputFormatError(`cannot write the file: ${reason(error)}${spaceAdvice(error, path)}`, path, { cause: error });
         }
       },
     };
@@ -83,7 +90,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
       isOpen = false;
       await handle.close();
     } catch (error) {
-      throw new InputFormatError(`cannot write the file: ${reason(error)}`, path, { cause: error });
+      throw new InputFormatError(`cannot write the file: ${reason(error)}${spaceAdvice(error, path)}`, path, { cause: error });
     }
     if (signal?.aborted === true) throw cancelled(signal);
     try {
