@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -198,6 +199,22 @@ describe('standard input and output', () => {
     expect(await closedEarly(['--version'])).toEqual({ code: 0, stderr: '' });
     expect(await closedEarly(['pdist', at('known.json'), '-o', '-', '--format', 'npy'])).toEqual({ code: 141, stderr: '' });
     expect(await closedEarly(['random-pcfs', '--n', '50', '--points', '5', '-o', '-', '--format', 'json'])).toEqual({ code: 141, stderr: '' });
+  });
+
+  it.runIf(existsSync('/dev/full'))('says what to change, exit code 1 and no stack, when standard output is on a full disk (> /dev/full)', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const onFull = (args: readonly string[]) => {
+        const r = spawnSync(process.execPath, [BIN, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+        return { code: r.status, stderr: r.stderr };
+      };
+      const advice = 'ENOSPC: no space left on device, write; free space on the disk standard output is redirected to, or redirect it to another disk\n';
+      expect(onFull(['--version'])).toEqual({ code: 1, stderr: `pxl: cannot write to standard output: ${advice}` });
+      expect(onFull(['info'])).toEqual({ code: 1, stderr: `pxl: cannot write to standard output: ${advice}` });
+      expect(onFull(['pdist', at('known.json'), '-o', '-', '--format', 'npy'])).toEqual({ code: 1, stderr: `pxl: standard output: cannot write: ${advice}` });
+    } finally {
+      closeSync(full);
+    }
   });
 
   it('refuses -o - without --format, a --format that contradicts the extension, and --resume to standard output, with exit code 2', async () => {
