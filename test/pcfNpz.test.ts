@@ -185,10 +185,10 @@ describe('the CLI with .npz', () => {
     expect((await pxl(['l2-kernel', at('in.npz'), '-o', at('k.npy'), '-q'])).code).toBe(0);
   });
 
-  it('refuses an input whose extension names no PCF format', async () => {
+  it('refuses an input whose extension names no PCF format, offering standard input (a pipe such as <(zcat f.json.gz) has no extension)', async () => {
     await writeFile(at('in.txt'), '[]');
     const r = await pxl(['pdist', at('in.txt'), '-o', at('d.npy')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`pxl: cannot read ${at('in.txt')}: the input format is chosen by the file extension, which must be .json or .npz (got extension '.txt')\n`);
+    expect(r.stderr).toBe(`pxl: cannot read ${at('in.txt')}: the input format is chosen by the file extension, which must be .json or .npz (got extension '.txt'); or give - and pipe the file into standard input, whose format is told by its first bytes\n`);
   });
 });
