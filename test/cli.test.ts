@@ -305,7 +305,7 @@ describe('pxl errors', () => {
       name: 'an output directory that does not exist',
       args: () => ['pdist', at('known.json'), '-o', at('nowhere/d.npy')],
       code: 1,
-      stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT`),
+      stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT.*; create it first \\(mkdir -p .*nowhere\\), or name a file in a directory that exists\n$`),
     },
     {
       name: 'an output "directory" that is a file',

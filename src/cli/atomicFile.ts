@@ -42,7 +42,9 @@ export async function checkWritable(path: string): Promise<void> {
   try {
     await access(dir, constants.W_OK);
   } catch (error) {
-    throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}`, path, { cause: error });
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const advice = code === 'ENOENT' ? `; create it first (mkdir -p ${dir}), or name a file in a directory that exists` : '; name a file in a directory you may write to';
+    throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}${advice}`, path, { cause: error });
   }
   if (!(await stat(dir)).isDirectory()) throw new InputFormatError(`cannot write to directory ${dir}: it is a file, not a directory`, path);
   const existing = await stat(path).catch(() => undefined);
