@@ -124,6 +124,24 @@ describe('pxl random-pcfs', () => {
     expect(n.stderr).toBe("pxl: option '--n <n>' argument '-3' is invalid. expected an integer >= 0.\n(add --help for usage)\n");
     expect(await written()).toEqual([]);
   });
+
+  it('says what to change when the disk fills up while it writes (.json and .npz), and leaves no file', async () => {
+    const { open: openFile } = await import('node:fs/promises');
+    const probe = await openFile(at('probe'), 'w');
+    const handles = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<void> };
+    await probe.close();
+    await rm(at('probe'));
+    const full = vi.spyOn(handles, 'writeFile').mockRejectedValue(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+    try {
+      for (const name of ['r.json', 'r.npz']) {
+        const r = await pxl(['random-pcfs', '--n', '20', '--points', '3', '-o', at(name)]);
+        expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: `pxl: ${at(name)}: cannot write the file: ENOSPC: no space left on device, write; free space in ${dir}, or write the file to another disk\n` });
+      }
+    } finally {
+      full.mockRestore();
+    }
+    expect(await written()).toEqual([]);
+  });
 });
 
 describe('pxl pdist', () => {
@@ -287,7 +305,7 @@ describe('pxl errors', () => {
       name: 'an output directory that does not exist',
       args: () => ['pdist', at('known.json'), '-o', at('nowhere/d.npy')],
       code: 1,
-      stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT`),
+      stderr: () => new RegExp(`^pxl: ${at('nowhere/d.npy').replace(/[.\\]/g, '\\$&')}: cannot write to directory .*nowhere: ENOENT.*; create it first \\(mkdir -p .*nowhere\\), or name a file in a directory that exists\n$`),
     },
     {
       name: 'an output "directory" that is a file',
@@ -317,6 +335,25 @@ describe('pxl errors', () => {
       expect(await written()).toEqual([]);
     });
   }
+
+  it('refuses an output that is an input reached through a link, and writes through a link output without touching what it pointed to', async () => {
+    const { cp, readFile: read, symlink } = await import('node:fs/promises');
+    await cp(at('known.json'), at('copy.json'));
+    await symlink(at('copy.json'), at('link.json'));
+    try {
+      const r = await pxl(['cdist', at('link.json'), at('known.json'), '-o', at('copy.json'), '-q']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: `pxl: the output ${at('copy.json')} is also an input; writing it would replace the input, so choose another path\n` });
+      expect(await read(at('copy.json'), 'utf8')).toBe(await read(at('known.json'), 'utf8'));
+      // The output is renamed over the link itself; the file the link named is an input and stays.
+      const through = await pxl(['pdist', at('copy.json'), '-o', at('link.json'), '-q']);
+      expect(through.code).toBe(0);
+      expect(await read(at('copy.json'), 'utf8')).toBe(await read(at('known.json'), 'utf8'));
+      expect(JSON.parse(await read(at('link.json'), 'utf8'))).toEqual(SQUARE);
+    } finally {
+      await rm(at('copy.json'), { force: true });
+      await rm(at('link.json'), { force: true });
+    }
+  });
 
   it('with no command prints the usage on stderr and exits 2', async () => {
     const r = await pxl([]);
@@ -482,7 +519,7 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(await written()).toEqual([]);
   });
 
-  it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, not float32 past the array limit', async () => {
+  it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, not float32 past the array limit, and no smaller result that still exceeds the memory available', async () => {
     const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
     const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(200);
     const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
@@ -491,9 +528,21 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(small.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 200 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes; --dtype float32: 128 bytes\n`);
     // 65,537 PCFs: a square of 65537^2 > 2^32 elements, in float32 too; the condensed half is below.
     await writeFile(at('many.json'), `[${Array.from({ length: 65_537 }, () => '[[0,0]]').join(',')}]`);
+    const roomy = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(64e9);
     const many = await pxl(['pdist', at('many.json'), '-o', '-', '--format', 'npy']);
+    // With 16 GB the condensed half (34 GB with its copy) does not fit either: only a file is offered.
+    roomy.mockReturnValue(16e9);
+    const manyHere = await pxl(['pdist', at('many.json'), '-o', '-', '--format', 'npy']);
+    roomy.mockRestore();
     await rm(at('many.json'));
     expect(many.code).toBe(1);
     expect(many.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory); --layout condensed: 34.36 GB (34360262656 bytes)\n');
+    expect(manyHere.code).toBe(1);
+    expect(manyHere.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory)\n');
+    // With 100 bytes the condensed half (96 bytes) fits, float32 (128 bytes) does not.
+    const tightMemory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(100);
+    const tight = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
+    tightMemory.mockRestore();
+    expect(tight.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 100 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes\n`);
   });
 });

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -160,6 +161,19 @@ describe('standard input and output', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: 'pxl: standard input: is empty: pipe PCFs into pxl (JSON or .npz), or name a file instead of -\n' });
   });
 
+  it('stops at once, exit code 130, when cancelled while its input is still being read (a standard input that sends no more)', async () => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const controller = new AbortController();
+    const stdin = (async function* () {
+      yield new TextEncoder().encode('[[[0, 1], [2, 0]],');
+      setTimeout(() => controller.abort(), 50);
+      await new Promise(() => {});
+    })();
+    const code = await run(['pdist', '-', '-o', '-', '--format', 'json'], { stdout, stderr, stdin, interceptSigint: false, signal: controller.signal });
+    expect({ code, stderr: stderr.text, stdout: stdout.text }).toEqual({ code: 130, stderr: 'pxl: cancelled\n', stdout: '' });
+  }, 20_000);
+
   it('names standard input in the errors of its JSON', async () => {
     const r = await pxl(['pdist', '-', '-o', '-', '--format', 'json'], new TextEncoder().encode('[[[0, 1], [2, 0]]'));
     expect(r.code).toBe(1);
@@ -185,6 +199,22 @@ describe('standard input and output', () => {
     expect(await closedEarly(['--version'])).toEqual({ code: 0, stderr: '' });
     expect(await closedEarly(['pdist', at('known.json'), '-o', '-', '--format', 'npy'])).toEqual({ code: 141, stderr: '' });
     expect(await closedEarly(['random-pcfs', '--n', '50', '--points', '5', '-o', '-', '--format', 'json'])).toEqual({ code: 141, stderr: '' });
+  });
+
+  it.runIf(existsSync('/dev/full'))('says what to change, exit code 1 and no stack, when standard output is on a full disk (> /dev/full)', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const onFull = (args: readonly string[]) => {
+        const r = spawnSync(process.execPath, [BIN, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+        return { code: r.status, stderr: r.stderr };
+      };
+      const advice = 'ENOSPC: no space left on device, write; free space on the disk standard output is redirected to, or redirect it to another disk\n';
+      expect(onFull(['--version'])).toEqual({ code: 1, stderr: `pxl: cannot write to standard output: ${advice}` });
+      expect(onFull(['info'])).toEqual({ code: 1, stderr: `pxl: cannot write to standard output: ${advice}` });
+      expect(onFull(['pdist', at('known.json'), '-o', '-', '--format', 'npy'])).toEqual({ code: 1, stderr: `pxl: standard output: cannot write: ${advice}` });
+    } finally {
+      closeSync(full);
+    }
   });
 
   it('refuses -o - without --format, a --format that contradicts the extension, and --resume to standard output, with exit code 2', async () => {

@@ -97,8 +97,8 @@ describe('Pcf.from', () => {
   });
 
   it('rejects finite numbers that overflow float32', () => {
-    expect(rejection(() => Pcf.from([[0, 1e39]], { dtype: 'float32' })).message).toBe('PCF 0: breakpoint 0 has value 1e+39, which overflows float32');
-    expect(rejection(() => Pcf.from([[0, 1], [1e39, 0]], { dtype: 'float32' })).message).toBe('PCF 0: breakpoint 1 has time 1e+39, which overflows float32');
+    expect(rejection(() => Pcf.from([[0, 1e39]], { dtype: 'float32' })).message).toBe('PCF 0: breakpoint 0 has value 1e+39, which overflows float32; read it as float64 (--dtype float64; dtype: \'float64\')');
+    expect(rejection(() => Pcf.from([[0, 1], [1e39, 0]], { dtype: 'float32' })).message).toBe('PCF 0: breakpoint 1 has time 1e+39, which overflows float32; read it as float64 (--dtype float64; dtype: \'float64\')');
   });
 
   it('rejects an unknown dtype with an OptionError', () => {

@@ -280,6 +280,23 @@ describe('reading a JSON file of PCFs on several threads', () => {
     expect((pcfError as Error).cause).toBeInstanceOf(PcfError);
   });
 
+  it.runIf(process.platform !== 'win32')('reads a named pipe (a FIFO named .json, which opens once only) in one pass', async () => {
+    const { execFileSync, spawn } = await import('node:child_process');
+    const source = join(dir, 'source.json');
+    const fifo = join(dir, 'fifo.json');
+    const text = `[${pcfs.slice(0, 50).join(', ')}]`;
+    await writeFile(source, text);
+    execFileSync('mkfifo', [fifo]);
+    // The writer's open waits for a reader; it then writes the document once and closes.
+    const writer = spawn('sh', ['-c', 'cat "$0" > "$1"', source, fifo], { stdio: 'ignore' });
+    try {
+      const set = await readPcfFile(fifo);
+      expect(outcome(() => set)).toEqual(outcome(() => parsePcfJson(text)));
+    } finally {
+      writer.kill('SIGKILL');
+    }
+  }, 20_000);
+
   it('reads awkward cuts, empty and single-PCF files right through readPcfFile', async () => {
     const path = join(dir, 'cuts.json');
     const text = `[${pcfs.slice(0, 200).join(', ')}]`;

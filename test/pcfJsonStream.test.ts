@@ -191,6 +191,26 @@ describe('the JSON stream reader', () => {
     expect((caught as Error).message).toBe("a.json: invalid JSON: Unexpected token 'x', expected ',' or ']' at line 2 column 9 (byte 18)");
     expect((caught as Error).cause).toBeInstanceOf(SyntaxError);
   });
+
+  it('says what to change for a trailing comma, NaN or Infinity, and a zip archive named .json', () => {
+    const message = (text: string): string => {
+      try {
+        parsePcfJson(text, { file: 'a.json' });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error(`parsed: ${text}`);
+    };
+    const notFinite = '; NaN and Infinity are not JSON numbers: every time and value must be a finite number';
+    expect(message('[[[0, 1], [2, 0],]]')).toBe("a.json: invalid JSON: Unexpected token ']', expected a value at line 1 column 18 (byte 17); JSON allows no comma before ']': remove it");
+    expect(message('{"pcfs": [[[0, 1]]],}')).toBe("a.json: invalid JSON: Unexpected token '}', expected a string key at line 1 column 21 (byte 20); JSON allows no comma before '}': remove it");
+    expect(message('[[[0, NaN]]]')).toBe(`a.json: invalid JSON: Unexpected token 'N', expected a value at line 1 column 7 (byte 6)${notFinite}`);
+    expect(message('[[[0, -Infinity]]]')).toBe(`a.json: invalid JSON: Unexpected token 'I', expected a digit at line 1 column 8 (byte 7)${notFinite}`);
+    expect(message('PK\u0003\u0004')).toBe("a.json: invalid JSON: Unexpected token 'P', expected a value at line 1 column 1 (byte 0); this is a zip archive, not JSON: an .npz file must be named FILE.npz");
+    // No advice where none fits: a missing value after a key, a stray ']' at the start.
+    expect(message('{"pcfs": }')).toBe("a.json: invalid JSON: Unexpected token '}', expected a value at line 1 column 10 (byte 9)");
+    expect(message(']')).toBe("a.json: invalid JSON: Unexpected token ']', expected a value at line 1 column 1 (byte 0)");
+  });
 });
 
 describe('readPcfFile on a JSON file larger than a string can hold', () => {

@@ -148,7 +148,7 @@ print(z['offsets'][-1], repr(float(z['values'][5])))
     expect(await formatError(at('text.npz'))).toBe(`${at('text.npz')}: not an .npz file (a zip archive, as np.savez writes); the extension .npz says it should be one`);
     await expect(readPcfFile(at('t0.npz'))).rejects.toSatisfy((err: InputFormatError) => err.cause instanceof PcfError && err.cause.pcfIndex === 1);
     await writeFile(at('big.npz'), npz({ offsets: npy('<i8', offsets64([0, 1])), times: f8([0]), values: f8([1e300]) }));
-    await expect(readPcfFile(at('big.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError('PCF 0: breakpoint 0 has value beyond the float32 range; read it as float64', at('big.npz')));
+    await expect(readPcfFile(at('big.npz'), { dtype: 'float32' })).rejects.toThrow(new InputFormatError('PCF 0: breakpoint 0 has value beyond the float32 range; read it as float64 (--dtype float64; dtype: \'float64\')', at('big.npz')));
   });
 
   it('says so when float64 times that differ in the file round to one float32', async () => {
@@ -185,10 +185,10 @@ describe('the CLI with .npz', () => {
     expect((await pxl(['l2-kernel', at('in.npz'), '-o', at('k.npy'), '-q'])).code).toBe(0);
   });
 
-  it('refuses an input whose extension names no PCF format', async () => {
+  it('refuses an input whose extension names no PCF format, offering standard input (a pipe such as <(zcat f.json.gz) has no extension)', async () => {
     await writeFile(at('in.txt'), '[]');
     const r = await pxl(['pdist', at('in.txt'), '-o', at('d.npy')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`pxl: cannot read ${at('in.txt')}: the input format is chosen by the file extension, which must be .json or .npz (got extension '.txt')\n`);
+    expect(r.stderr).toBe(`pxl: cannot read ${at('in.txt')}: the input format is chosen by the file extension, which must be .json or .npz (got extension '.txt'); or give - and pipe the file into standard input, whose format is told by its first bytes\n`);
   });
 });

@@ -92,15 +92,17 @@ export async function checkDiskSpace(target: string, directory: string, needed: 
  */
 export function checkMemory(needed: number, elements: number, what: string, waysOut: readonly WayOut[]): void {
   const MAX_ELEMENTS = 2 ** 32;
+  const available = capacityProbe.availableMemoryBytes();
+  // A smaller result that still does not fit here is no way out.
+  const fitting = waysOut.filter((w) => w.bytes === undefined || w.bytes <= available);
   if (elements > MAX_ELEMENTS) {
-    const fewer = waysOut.filter((w) => w.elements !== undefined && w.elements <= MAX_ELEMENTS);
+    const fewer = fitting.filter((w) => w.elements !== undefined && w.elements <= MAX_ELEMENTS);
     throw new OutOfMemoryError(needed, 0, `${what} has ${elements} elements, more than one array holds (${MAX_ELEMENTS}); nothing was computed. To fit: ${waysOutText(fewer)}`);
   }
-  const available = capacityProbe.availableMemoryBytes();
   if (needed <= available) return;
   throw new OutOfMemoryError(
     needed,
     available,
-    `${what} needs ${formatBytes(needed)} of memory, but only ${formatBytes(available)} is available; nothing was computed. To fit: ${waysOutText(waysOut)}`,
+    `${what} needs ${formatBytes(needed)} of memory, but only ${formatBytes(available)} is available; nothing was computed. To fit: ${waysOutText(fitting)}`,
   );
 }

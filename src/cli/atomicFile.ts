@@ -20,6 +20,13 @@ function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** For a full disk, what to change; else nothing. */
+function spaceAdvice(error: unknown, path: string): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  return `; free space in ${dirname(path)}, or write the file to another disk`;
+}
+
 function cancelled(signal: AbortSignal): CancelledError {
   return new CancelledError('writing the output was cancelled; the output file was not changed', { cause: signal.reason });
 }
@@ -35,7 +42,9 @@ export async function checkWritable(path: string): Promise<void> {
   try {
     await access(dir, constants.W_OK);
   } catch (error) {
-    throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}`, path, { cause: error });
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const advice = code === 'ENOENT' ? `; create it first (mkdir -p ${dir}), or name a file in a directory that exists` : '; name a file in a directory you may write to';
+    throw new InputFormatError(`cannot write to directory ${dir}: ${reason(error)}${advice}`, path, { cause: error });
   }
   if (!(await stat(dir)).isDirectory()) throw new InputFormatError(`cannot write to directory ${dir}: it is a file, not a directory`, path);
   const existing = await stat(path).catch(() => undefined);
@@ -73,7 +82,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
           // writeFile on a handle appends from the current position and loops until all is written.
           await handle.writeFile(chunk);
         } catch (error) {
-          throw new InputFormatError(`cannot write the file: ${reason(error)}`, path, { cause: error });
+          throw new InputFormatError(`cannot write the file: ${reason(error)}${spaceAdvice(error, path)}`, path, { cause: error });
         }
       },
     };
@@ -83,7 +92,7 @@ export async function writeFileAtomic(path: string, produce: (sink: FileSink) =>
       isOpen = false;
       await handle.close();
     } catch (error) {
-      throw new InputFormatError(`cannot write the file: ${reason(error)}`, path, { cause: error });
+      throw new InputFormatError(`cannot write the file: ${reason(error)}${spaceAdvice(error, path)}`, path, { cause: error });
     }
     if (signal?.aborted === true) throw cancelled(signal);
     try {

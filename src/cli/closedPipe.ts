@@ -13,18 +13,31 @@ export function isClosedPipe(error: unknown): boolean {
   return false;
 }
 
+/** Why writing standard output failed, with what to change when its disk is full (`> file`). */
+export function stdoutFailure(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const full = code === 'ENOSPC' || code === 'EDQUOT';
+  return `${error instanceof Error ? error.message : String(error)}${full ? '; free space on the disk standard output is redirected to, or redirect it to another disk' : ''}`;
+}
+
 const guarded = new WeakSet<object>();
 
 /**
- * Keeps a closed pipe on `stream` from ending the process with an unhandled 'error' event: text
- * written to it (help, `pxl info`) fails after the command has returned, when nobody is waiting
- * to hear it. Other errors are thrown as before. Once per stream.
+ * Keeps a closed pipe on standard output (`stream`) from ending the process with an unhandled
+ * 'error' event: text written to it (help, `pxl info`) fails after the command has returned, when
+ * nobody is waiting to hear it. Any other failure (a full disk behind `> file`) is told on `stderr`
+ * and makes the exit code 1, unless a result being written listens for it and reports it itself.
+ * Once per stream.
  */
-export function ignoreClosedPipe(stream: object): void {
-  const emitter = stream as Partial<Pick<NodeJS.EventEmitter, 'on'>>;
+export function ignoreClosedPipe(stream: object, stderr: { write(text: string): unknown }): void {
+  const emitter = stream as Partial<Pick<NodeJS.EventEmitter, 'on' | 'listenerCount'>>;
   if (typeof emitter.on !== 'function' || guarded.has(stream)) return;
   guarded.add(stream);
   emitter.on.call(stream, 'error', (error: unknown) => {
-    if (!isClosedPipe(error)) throw error;
+    if (isClosedPipe(error) || (emitter.listenerCount?.call(stream, 'error') ?? 0) > 1) return;
+    stderr.write(`pxl: cannot write to standard output: ${stdoutFailure(error)}\n`);
+    process.once('exit', () => {
+      process.exitCode = 1;
+    });
   });
 }

@@ -20,7 +20,7 @@ import { packageVersion } from './version.js';
 export async function run(args: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     const stdout = io.stdout ?? process.stdout;
-    ignoreClosedPipe(stdout);
+    ignoreClosedPipe(stdout, io.stderr ?? process.stderr);
     stdout.write(`${packageVersion()}\n`);
     return 0;
   }

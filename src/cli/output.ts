@@ -6,6 +6,7 @@
 import { extname } from 'node:path';
 import type { FloatArray } from '../blocks/floatArray.js';
 import { InputFormatError } from '../core/errors.js';
+import { npyHeader } from '../blocks/npyLayout.js';
 import { encodeNpy } from '../pcf/npy.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import { writeFileAtomic, type FileSink } from './atomicFile.js';
@@ -63,10 +64,15 @@ export function chooseOutputFormat(path: string, format: OutputFormat | undefine
 /** Text chunks are flushed to the file once they reach this many characters. */
 const CHUNK_CHARS = 1 << 20;
 
-/** Collects text and hands it to the sink in large chunks. */
 /** Breakpoints turned into text at a time: a run stays far below V8's longest string. */
 const PAIRS_PER_RUN = 1 << 16;
+/** Result entries turned into text at a time, for the same reason. */
+const VALUES_PER_RUN = 1 << 16;
+/** Bytes of an .npy result handed to the sink at a time: one buffer of the whole file would copy the result, and cannot pass 2^32 bytes. */
+export const NPY_PART_BYTES = 1 << 24;
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** Collects text and hands it to the sink in large chunks. */
 class ChunkedText {
   readonly #sink: FileSink;
   #parts: string[] = [];
@@ -120,20 +126,26 @@ async function writeJsonArray(path: string, array: OutputArray, sink: FileSink):
   const text = new ChunkedText(sink);
   const format = data instanceof Float32Array ? float32Text : String;
   const rowLength = shape[shape.length - 1] ?? 1;
-  const row = (offset: number): string => {
-    const values = new Array<string>(rowLength);
-    for (let k = 0; k < rowLength; k++) {
-      const v = data[offset + k]!;
-      if (!Number.isFinite(v)) {
-        throw new InputFormatError(`the result holds ${v} at index ${indexOf(offset + k, shape)}, which JSON cannot represent; write an .npy file instead`, path);
+  // A row (a condensed vector, a cdist against millions) may be longer as text than one string can be.
+  const row = async (offset: number): Promise<void> => {
+    await text.add('[');
+    for (let start = 0; start < rowLength; start += VALUES_PER_RUN) {
+      const end = Math.min(rowLength, start + VALUES_PER_RUN);
+      const values = new Array<string>(end - start);
+      for (let k = start; k < end; k++) {
+        const v = data[offset + k]!;
+        if (!Number.isFinite(v)) {
+          throw new InputFormatError(`the result holds ${v} at index ${indexOf(offset + k, shape)}, which JSON cannot represent; write an .npy file instead`, path);
+        }
+        values[k - start] = format(v);
       }
-      values[k] = format(v);
+      await text.add(`${start > 0 ? ',' : ''}${values.join(',')}`);
     }
-    return `[${values.join(',')}]`;
+    await text.add(']');
   };
   // Emits the sub-array at `axis` starting at element `offset`; `stride` elements per entry.
   const emit = async (axis: number, offset: number): Promise<void> => {
-    if (axis === shape.length - 1) return text.add(row(offset));
+    if (axis === shape.length - 1) return row(offset);
     const extent = shape[axis]!;
     const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
     await text.add('[');
@@ -168,8 +180,13 @@ export async function writeArray(path: string, format: OutputFormat, array: Outp
  * @param name the file (or stream) named in messages.
  */
 export async function writeArrayTo(sink: FileSink, name: string, format: OutputFormat, array: OutputArray): Promise<void> {
-  if (format === 'npy') await sink.write(encodeNpy(array.data, array.shape));
-  else await writeJsonArray(name, array, sink);
+  if (format === 'json') return writeJsonArray(name, array, sink);
+  const { data, shape } = array;
+  if (!LITTLE_ENDIAN) return sink.write(encodeNpy(data, shape));
+  await sink.write(npyHeader(data instanceof Float64Array ? 'float64' : 'float32', shape));
+  for (let start = 0; start < data.byteLength; start += NPY_PART_BYTES) {
+    await sink.write(new Uint8Array(data.buffer, data.byteOffset + start, Math.min(NPY_PART_BYTES, data.byteLength - start)));
+  }
 }
 
 /**

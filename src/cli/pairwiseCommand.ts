@@ -3,7 +3,8 @@
  * one pxl operation and writes the result; all computing is the library's. Loaded only when one of
  * them runs.
  */
-import { dirname, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { BlockProgress } from '../blocks/blockPipeline.js';
 import type { FloatDType } from '../blocks/floatArray.js';
@@ -24,6 +25,7 @@ import { STDIO, STDOUT_NAME, streamSink } from './stdio.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { commandTimeline } from './timeline.js';
 import { UsageError } from './terminal.js';
+import { untilAborted } from './untilAborted.js';
 import { plural } from './wording.js';
 
 /** What the checks before reading settle: the output format and the element type. */
@@ -63,7 +65,7 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
     throw new UsageError(`--resume continues a partial .npy output file; ${toStdout ? 'standard output' : 'a .json output'} is written whole at the end, so there is nothing to resume`);
   }
   if (!toStdout) {
-    if (inputs.some((input) => input !== STDIO && resolve(input) === resolve(options.output))) {
+    if (await replacesAnInput(options.output, inputs)) {
       throw new UsageError(`the output ${options.output} is also an input; writing it would replace the input, so choose another path`);
     }
     await checkWritable(options.output);
@@ -73,6 +75,21 @@ async function prepare(options: CommonOptions, inputs: readonly string[]): Promi
     }
   }
   return { format, dtype, toStdout, inMemory: format === 'json' || toStdout };
+}
+
+/**
+ * Whether writing `output` would replace one of `inputs`: the output is renamed into place, so the
+ * file it replaces is the entry at its path (a link there is replaced, not what it points to),
+ * while an input is read through its links.
+ */
+async function replacesAnInput(output: string, inputs: readonly string[]): Promise<boolean> {
+  const real = (path: string): Promise<string | undefined> => realpath(path).catch(() => undefined);
+  const replaced = join(await real(dirname(resolve(output))) ?? dirname(resolve(output)), basename(output));
+  for (const input of inputs) {
+    if (input === STDIO) continue;
+    if (resolve(input) === resolve(output) || (await real(input)) === replaced) return true;
+  }
+  return false;
 }
 
 /** The API options every pairwise command passes. */
@@ -125,7 +142,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   let pairsComputed = 0;
   let job: PairwiseJob<T>;
   try {
-    job = await read(dtype);
+    job = await untilAborted(read(dtype), env.signal, 'reading the input');
     timeline.mark('input read');
     if (inMemory) {
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);

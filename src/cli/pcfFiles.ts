@@ -32,7 +32,9 @@ export function pcfFileFormat(path: string, role: 'read' | 'write'): PcfFileForm
   const format = FORMATS[ext.toLowerCase()];
   if (format === undefined) {
     const got = ext === '' ? 'no extension' : `extension '${ext}'`;
-    throw new UsageError(`cannot ${role} ${path}: the ${role === 'read' ? 'input' : 'output'} format is chosen by the file extension, which must be .json or .npz (got ${got})`);
+    // A pipe (<(zcat pcfs.json.gz), /dev/stdin) has no extension; standard input is told by its first bytes.
+    const orStdin = role === 'read' ? '; or give - and pipe the file into standard input, whose format is told by its first bytes' : '';
+    throw new UsageError(`cannot ${role} ${path}: the ${role === 'read' ? 'input' : 'output'} format is chosen by the file extension, which must be .json or .npz (got ${got})${orStdin}`);
   }
   return format;
 }

@@ -72,7 +72,7 @@ export async function runProgram(args: readonly string[], io: Partial<CliIo>): P
     ...(io.signal === undefined ? {} : { signal: io.signal }),
     interceptSigint: io.interceptSigint ?? true,
   };
-  ignoreClosedPipe(resolved.stdout);
+  ignoreClosedPipe(resolved.stdout, resolved.stderr);
   const controller = new AbortController();
   const forward = (): void => controller.abort(io.signal?.reason);
   if (io.signal?.aborted === true) forward();

@@ -6,6 +6,7 @@
  */
 import { CancelledError, InputFormatError } from '../core/errors.js';
 import type { FileSink } from './atomicFile.js';
+import { stdoutFailure } from './closedPipe.js';
 import type { CliStream } from './terminal.js';
 
 /** The file name that means standard input (as an input) or standard output (as -o). */
@@ -33,7 +34,7 @@ function reason(error: unknown): string {
 export function streamSink(stream: ByteStream, signal?: AbortSignal): FileSink {
   let failure: Error | undefined;
   const fail = (error: unknown): void => {
-    failure ??= new InputFormatError(`cannot write: ${reason(error)}`, STDOUT_NAME, { cause: error });
+    failure ??= new InputFormatError(`cannot write: ${stdoutFailure(error)}`, STDOUT_NAME, { cause: error });
   };
   stream.once?.('error', fail);
   return {

@@ -10,7 +10,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { InputFormatError, OutOfMemoryError } from '../core/errors.js';
-import { open } from '../platform/files.js';
+import { open, stat } from '../platform/files.js';
 import { availableCores } from '../platform/machine.js';
 import { startThread, threadEntry } from '../platform/thread.js';
 import type { JsonPart } from './jsonPart.js';
@@ -106,6 +106,8 @@ async function readParts(path: string, bounds: readonly number[], form: JsonResu
  *   does; OutOfMemoryError when a column cannot grow.
  */
 export async function readPcfJsonInParts(path: string, dtype: PcfDtype, shared: boolean, options: PartsReadOptions = {}): Promise<PcfSet | undefined> {
+  // A pipe named .json opens once only: after that read, a second open would wait for a writer for ever.
+  if (!(await stat(path).then((s) => s.isFile(), () => false))) return undefined;
   let handle;
   try {
     handle = await open(path, 'r');

@@ -38,6 +38,9 @@ const ARRAY = 1;
 const OBJECT = 2;
 
 
+/** What to change for NaN or Infinity, which other tools write into JSON. */
+const NOT_FINITE = '; NaN and Infinity are not JSON numbers: every time and value must be a finite number';
+
 /** Bytes of a new chunk joined to a token cut at the end of the previous one: a number fits. */
 const CARRY_PIECE = 64;
 
@@ -204,10 +207,18 @@ export class JsonScanner {
     return new JsonSyntaxError(reason, this.#base + i, this.#line, this.#lineStart, detail);
   }
 
-  #fail(buf: Uint8Array, i: number, expected: string): never {
+  #fail(buf: Uint8Array, i: number, expected: string, hint = ''): never {
     const c = buf[i]!;
     const token = c >= 0x20 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`;
-    throw this.#error(`Unexpected token ${token}, expected ${expected}`, i);
+    throw this.#error(`Unexpected token ${token}, expected ${expected}`, i, hint);
+  }
+
+  /** What to change for the mistakes JSON written by hand or by other tools makes most. */
+  #hint(c: number, i: number): string {
+    if (c === 0x4e || c === 0x49) return NOT_FINITE;
+    if ((c === 0x5d || c === 0x7d) && !this.#first && this.#depth > 0) return `; JSON allows no comma before '${String.fromCharCode(c)}': remove it`;
+    if (c === 0x50 && this.#base + i === 0) return '; this is a zip archive, not JSON: an .npz file must be named FILE.npz';
+    return '';
   }
 
   #push(kind: number): void {
@@ -276,7 +287,7 @@ export class JsonScanner {
           i += word.length;
           this.#afterValue();
         } else {
-          this.#fail(buf, i, this.#first && this.#depth > 0 ? 'a value or \']\'' : 'a value');
+          this.#fail(buf, i, this.#first && this.#depth > 0 ? 'a value or \']\'' : 'a value', c === 0x7d ? '' : this.#hint(c, i));
         }
       } else if (state === AFTER) {
         const top = this.#stack[this.#depth - 1];
@@ -310,7 +321,7 @@ export class JsonScanner {
           i++;
           this.#afterValue();
         } else {
-          this.#fail(buf, i, this.#first ? "a string key or '}'" : 'a string key');
+          this.#fail(buf, i, this.#first ? "a string key or '}'" : 'a string key', c === 0x7d ? this.#hint(c, i) : '');
         }
       } else if (state === COLON) {
         if (c !== 0x3a) this.#fail(buf, i, "':'");
@@ -409,7 +420,7 @@ export class JsonScanner {
         }
       }
     } else if (j < n) {
-      this.#fail(buf, j, 'a digit');
+      this.#fail(buf, j, 'a digit', buf[j] === 0x49 ? NOT_FINITE : '');
     }
     if (j < n && buf[j] === 0x2e) {
       j++;

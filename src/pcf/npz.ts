@@ -3,6 +3,7 @@ import { Unzip, UnzipInflate, UnzipPassThrough } from 'fflate';
 import { ArgumentError, InputFormatError, OptionError, OutOfMemoryError, PcfError } from '../core/errors.js';
 import { checkBoolean, checkOptionsObject, describe } from '../core/validate.js';
 import { FLOAT32_MAX, type PcfArray, type PcfDtype } from './pcf.js';
+import { AS_FLOAT64 } from './breakpointCheck.js';
 import { parseNpyHeader } from './npy.js';
 import { checkPcfSet, MAX_SET_BREAKPOINTS, type PcfSet } from './pcfSet.js';
 
@@ -366,7 +367,7 @@ function assemble(members: Map<Name, MemberReader>, dtype: PcfDtype, shared: boo
     if (at >= 0) {
       let k = 0;
       while (offsets[k + 1]! <= at) k++;
-      fail(`PCF ${k}: breakpoint ${at - offsets[k]!} has ${name === 'times' ? 'time' : 'value'} beyond the float32 range; read it as float64`);
+      fail(`PCF ${k}: breakpoint ${at - offsets[k]!} has ${name === 'times' ? 'time' : 'value'} beyond the float32 range; ${AS_FLOAT64}`);
     }
   }
   const set: PcfSet = { dtype, count, shape: Object.freeze([count]), times: times as PcfArray, values: values as PcfArray, offsets };
@@ -377,7 +378,7 @@ function assemble(members: Map<Name, MemberReader>, dtype: PcfDtype, shared: boo
     const merged = members.get('times')!.merged;
     const b = merged === undefined ? -1 : merged.at - offsets[err.pcfIndex]!;
     if (merged === undefined || b < 1 || merged.at >= offsets[err.pcfIndex + 1]!) fail(err.message, err);
-    fail(`${err.message}; the file's float64 times ${merged.before} and ${merged.value} of breakpoints ${b - 1} and ${b} round to the same float32: read it as float64 (--dtype float64; dtype: 'float64')`, err);
+    fail(`${err.message}; the file's float64 times ${merged.before} and ${merged.value} of breakpoints ${b - 1} and ${b} round to the same float32: ${AS_FLOAT64}`, err);
   }
   return set;
 }

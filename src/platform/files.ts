@@ -2,4 +2,4 @@
  * Files by path, in Node: what pxl reads (PCF files) and writes (traces) through the file system.
  * files.browser.ts has the same exports and refuses, since a page has no file paths.
  */
-export { open, writeFile } from 'node:fs/promises';
+export { open, stat, writeFile } from 'node:fs/promises';
