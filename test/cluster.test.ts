@@ -2,11 +2,11 @@
  * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
- * item a worker refuses, the same run started twice at once, a worker stopped while the server is
- * away, and addresses that cannot work.
+ * item a worker refuses, a server with a max payload of 4 KiB, the same run started twice at once,
+ * a worker stopped while the server is away, and addresses that cannot work.
  * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -266,6 +266,21 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     } finally {
       await server.up();
     }
+  }, 60_000);
+});
+
+describe.skipIf(!runThem)('a server with a max payload of 4 KiB', () => {
+  it('gets each block as parts that fit, and writes the same bytes as a local run', async () => {
+    const conf = at('small-payload.conf');
+    await writeFile(conf, 'max_payload: 4096\n');
+    const server = await startNatsServer(['-c', conf]);
+    servers.push(server);
+    await worker(server, 'small').line(/connected to/);
+    // One diagonal block of 1000 x 1000: its lower triangle is 4 MB, about 2,000 parts.
+    const X = randomPcfs({ n: 1000, points: 10, seed: 14 });
+    await pdist(X, { out: at('small.local.npy') });
+    await pdist(X, { out: at('small.cluster.npy'), cluster: { nats: server.url }, minBlockSide: 1000 });
+    expect(await sameBytes(at('small.cluster.npy'), at('small.local.npy'))).toBe(true);
   }, 60_000);
 });
 

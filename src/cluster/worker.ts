@@ -49,8 +49,13 @@ export interface WorkerOptions extends ConnectOptions {
 
 /** How long a stopping worker waits for its connection to drain. */
 const DRAIN_LIMIT_MS = 2000;
-/** Bytes a result message keeps free for its headers below the server's max payload. */
+/**
+ * Bytes a result message keeps free for its headers below the server's max payload, or half of a
+ * smaller max payload: its headers take a few hundred bytes, and parts of a byte or two would
+ * hold a block in millions of messages.
+ */
 const HEADER_ROOM = 4096;
+const headerRoom = (maxPayload: number): number => Math.min(HEADER_ROOM, Math.floor(maxPayload / 2));
 
 const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
@@ -87,7 +92,7 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
     return;
   }
   const { bytes } = outcome;
-  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - HEADER_ROOM));
+  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - headerRoom(state.maxPayload())));
   const partSize = partBytes(bytes.byteLength, parts);
   const sends: Promise<unknown>[] = [];
   for (let k = 0; k < parts; k++) {
