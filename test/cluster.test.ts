@@ -256,6 +256,18 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     expect((await readdir(dir)).filter((f) => f.includes('storeless'))).toEqual([]);
   }, 120_000);
 
+  it('has a worker say that it lost the server and that the server is back', async () => {
+    const w = worker(server, 'watching');
+    await w.line(/connected to/);
+    await server.down();
+    try {
+      await w.line(/^pxl worker: lost the NATS server at nats:\/\/127\.0\.0\.1:\d+; waiting for it to come back/);
+    } finally {
+      await server.up();
+    }
+    await w.line(/^pxl worker: the NATS server at nats:\/\/127\.0\.0\.1:\d+ is back$/);
+  }, 60_000);
+
   it('lets a worker stopped with SIGTERM while the server is away exit 0', async () => {
     const w = worker(server, 'stranded');
     await w.line(/connected to/);
