@@ -3,7 +3,7 @@
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
  * item a worker refuses, a server with a max payload of 4 KiB, the same run started twice at once,
- * a worker stopped while the server is away, and addresses that cannot work.
+ * a worker stopped while the server is away, and addresses and credentials that cannot work.
  * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cdist, DeviceUnavailableError, l2Kernel, OptionError, pdist, randomPcfs, type ClusterStatus, type PcfSet } from '../src/index.js';
+import { cdist, DeviceUnavailableError, l2Kernel, OptionError, pdist, randomPcfs, runWorker, type ClusterStatus, type PcfSet } from '../src/index.js';
 import { run } from '../src/cli/main.js';
 import { createRun, removeRun } from '../src/cluster/runStreams.js';
 import { encodeWorkItem, HEADER, runNames, COORDINATOR_CONSUMER, PROTOCOL_VERSION } from '../src/cluster/protocol.js';
@@ -363,5 +363,24 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
     processes.push(w);
     expect((await w.exit).code).toBe(1);
     expect(w.stderr()).toMatch(/^pxl: cannot connect to the NATS server at nats:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('refuses a worker given half of a user and password, or a certificate without its key, before connecting', async () => {
+    let stderr = '';
+    const io = { interceptSigint: false, stderr: { write: (s: string) => ((stderr += s), true), isTTY: false } as unknown as NodeJS.WriteStream };
+    const cert = at('cert.pem');
+    await writeFile(cert, '');
+    const halves: [string[], RegExp][] = [
+      [['--nats-user', 'u'], /^pxl: --nats-user and --nats-pass \(cluster\.user and cluster\.pass\) go together: give both, or neither\n$/],
+      [['--nats-pass', 'p'], /^pxl: --nats-user and --nats-pass .* go together/],
+      [['--nats-cert', cert], /^pxl: --nats-cert and --nats-key \(cluster\.tls\.certFile and cluster\.tls\.keyFile\) go together: a client certificate needs its key\n$/],
+      [['--nats-key', cert], /^pxl: --nats-cert and --nats-key .* go together/],
+    ];
+    for (const [flags, message] of halves) {
+      stderr = '';
+      expect(await run(['worker', '--nats', 'nats://127.0.0.1:1', '--cores', '1', ...flags], io)).toBe(2);
+      expect(stderr).toMatch(message);
+    }
+    await expect(runWorker({ nats: 'nats://127.0.0.1:1', cores: 1, user: 'u' })).rejects.toThrow(OptionError);
   });
 });
