@@ -331,6 +331,10 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
       new OptionError("--nats (cluster.nats): 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
     );
     await expect(pdist(X, { cluster: { nats: 'nats://127.0.0.1:1' }, devices: ['cpu'] })).rejects.toThrow(OptionError);
+    let stderr = '';
+    const io = { interceptSigint: false, stderr: { write: (s: string) => ((stderr += s), true), isTTY: false } as unknown as NodeJS.WriteStream };
+    expect(await run(['worker', '--nats', ' ', '--cores', '1'], io)).toBe(2);
+    expect(stderr).toBe("pxl: --nats (cluster.nats) must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ' '\n");
   });
 
   it('refuses credentials in the address, naming it without them', async () => {

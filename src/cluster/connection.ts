@@ -32,7 +32,7 @@ function checkString(name: string, value: unknown): string | undefined {
  * @throws OptionError naming the address that is not one.
  */
 export function serverList(nats: unknown): string[] {
-  if (typeof nats !== 'string' || nats.trim() === '') throw new OptionError(`cluster.nats must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ${describe(nats)}`);
+  if (typeof nats !== 'string' || nats.trim() === '') throw new OptionError(`--nats (cluster.nats) must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ${describe(nats)}`);
   return nats.split(',').map((part) => {
     const server = part.trim();
     let url: URL;
