@@ -1,8 +1,9 @@
 /**
- * The systemd unit that docs/cluster.md gives for workers, read as systemd would: a worker that
- * cannot reach the server exits at once, so the unit must restart it slower than systemd's
- * default start limit (5 starts in 10 s) or it ends failed; it must pull in the network it orders
- * itself after; and its npx must not fetch a registry package named pxl.
+ * How docs/cluster.md starts workers on real machines. Its systemd unit, read as systemd would: a
+ * worker that cannot reach the server exits at once, so the unit must restart it slower than
+ * systemd's default start limit (5 starts in 10 s) or it ends failed; it must pull in the network
+ * it orders itself after; and its npx must not fetch a registry package named pxl. Its container
+ * command runs pxl without npx, which ends on the SIGTERM of `docker stop` without passing it on.
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -31,5 +32,13 @@ describe('the systemd unit of docs/cluster.md', () => {
 
   it('runs the pxl installed on the machine, never one npx would fetch', () => {
     expect(values('ExecStart')[0]).toMatch(/^\/usr\/bin\/npx --no -- pxl /);
+  });
+});
+
+describe('the container command of docs/cluster.md', () => {
+  it('runs pxl worker itself, not through npx', () => {
+    const commands = page.match(/docker run [^`]*/g) ?? [];
+    expect(commands.length).toBeGreaterThan(0);
+    for (const c of commands) expect(c).toMatch(/^docker run --init \S+ pxl worker /);
   });
 });
