@@ -2,17 +2,17 @@
  * pdist, cdist and l2Kernel across `pxl worker` processes through a real nats-server (JetStream,
  * loopback, temporary store): results byte-identical to a local run, a worker SIGKILLed while it
  * computes, a coordinator killed and resumed, a server restarted mid-run, no workers at first, an
- * item a worker refuses, the same run started twice at once, a worker stopped while the server is
- * away, and addresses that cannot work.
+ * item a worker refuses, a server with a max payload of 4 KiB, the same run started twice at once,
+ * a worker stopped while the server is away, and addresses and credentials that cannot work.
  * Workers run from bin/pxl.js (needs the build that `npm test` makes first).
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cdist, DeviceUnavailableError, l2Kernel, OptionError, pdist, randomPcfs, type ClusterStatus, type PcfSet } from '../src/index.js';
+import { cdist, DeviceUnavailableError, l2Kernel, OptionError, pdist, randomPcfs, runWorker, type ClusterStatus, type PcfSet } from '../src/index.js';
 import { run } from '../src/cli/main.js';
 import { createRun, removeRun } from '../src/cluster/runStreams.js';
 import { encodeWorkItem, HEADER, runNames, COORDINATOR_CONSUMER, PROTOCOL_VERSION } from '../src/cluster/protocol.js';
@@ -256,6 +256,18 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     expect((await readdir(dir)).filter((f) => f.includes('storeless'))).toEqual([]);
   }, 120_000);
 
+  it('has a worker say that it lost the server and that the server is back', async () => {
+    const w = worker(server, 'watching');
+    await w.line(/connected to/);
+    await server.down();
+    try {
+      await w.line(/^pxl worker: lost the NATS server at nats:\/\/127\.0\.0\.1:\d+; waiting for it to come back/);
+    } finally {
+      await server.up();
+    }
+    await w.line(/^pxl worker: the NATS server at nats:\/\/127\.0\.0\.1:\d+ is back$/);
+  }, 60_000);
+
   it('lets a worker stopped with SIGTERM while the server is away exit 0', async () => {
     const w = worker(server, 'stranded');
     await w.line(/connected to/);
@@ -266,6 +278,21 @@ describe.skipIf(!runThem)('a cluster whose server restarts, or that has no worke
     } finally {
       await server.up();
     }
+  }, 60_000);
+});
+
+describe.skipIf(!runThem)('a server with a max payload of 4 KiB', () => {
+  it('gets each block as parts that fit, and writes the same bytes as a local run', async () => {
+    const conf = at('small-payload.conf');
+    await writeFile(conf, 'max_payload: 4096\n');
+    const server = await startNatsServer(['-c', conf]);
+    servers.push(server);
+    await worker(server, 'small').line(/connected to/);
+    // One diagonal block of 1000 x 1000: its lower triangle is 4 MB, about 2,000 parts.
+    const X = randomPcfs({ n: 1000, points: 10, seed: 14 });
+    await pdist(X, { out: at('small.local.npy') });
+    await pdist(X, { out: at('small.cluster.npy'), cluster: { nats: server.url }, minBlockSide: 1000 });
+    expect(await sameBytes(at('small.cluster.npy'), at('small.local.npy'))).toBe(true);
   }, 60_000);
 });
 
@@ -304,6 +331,10 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
       new OptionError("--nats (cluster.nats): 'http://127.0.0.1:4222' uses http://; a NATS server is reached with nats://HOST:PORT (or tls://)"),
     );
     await expect(pdist(X, { cluster: { nats: 'nats://127.0.0.1:1' }, devices: ['cpu'] })).rejects.toThrow(OptionError);
+    let stderr = '';
+    const io = { interceptSigint: false, stderr: { write: (s: string) => ((stderr += s), true), isTTY: false } as unknown as NodeJS.WriteStream };
+    expect(await run(['worker', '--nats', ' ', '--cores', '1'], io)).toBe(2);
+    expect(stderr).toBe("pxl: --nats (cluster.nats) must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ' '\n");
   });
 
   it('refuses credentials in the address, naming it without them', async () => {
@@ -336,5 +367,24 @@ describe.skipIf(!runThem)('addresses that cannot work', () => {
     processes.push(w);
     expect((await w.exit).code).toBe(1);
     expect(w.stderr()).toMatch(/^pxl: cannot connect to the NATS server at nats:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('refuses a worker given half of a user and password, or a certificate without its key, before connecting', async () => {
+    let stderr = '';
+    const io = { interceptSigint: false, stderr: { write: (s: string) => ((stderr += s), true), isTTY: false } as unknown as NodeJS.WriteStream };
+    const cert = at('cert.pem');
+    await writeFile(cert, '');
+    const halves: [string[], RegExp][] = [
+      [['--nats-user', 'u'], /^pxl: --nats-user and --nats-pass \(cluster\.user and cluster\.pass\) go together: give both, or neither\n$/],
+      [['--nats-pass', 'p'], /^pxl: --nats-user and --nats-pass .* go together/],
+      [['--nats-cert', cert], /^pxl: --nats-cert and --nats-key \(cluster\.tls\.certFile and cluster\.tls\.keyFile\) go together: a client certificate needs its key\n$/],
+      [['--nats-key', cert], /^pxl: --nats-cert and --nats-key .* go together/],
+    ];
+    for (const [flags, message] of halves) {
+      stderr = '';
+      expect(await run(['worker', '--nats', 'nats://127.0.0.1:1', '--cores', '1', ...flags], io)).toBe(2);
+      expect(stderr).toMatch(message);
+    }
+    await expect(runWorker({ nats: 'nats://127.0.0.1:1', cores: 1, user: 'u' })).rejects.toThrow(OptionError);
   });
 });

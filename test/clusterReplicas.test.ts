@@ -52,6 +52,21 @@ describe.skipIf(!runThem)('replicas', () => {
     expect((await readdir(dir)).filter((f) => f.includes('single.npy'))).toEqual([]);
   }, 30_000);
 
+  it('refuses more than one copy on a single server whose inputs bucket has one, at once and leaving the bucket as it was', async () => {
+    const server: NatsTestServer = await startNatsServer();
+    stops.push(() => server.stop());
+    const worker = startPxl(['worker', '--nats', server.url, '--cores', '1']);
+    processes.push(worker);
+    await worker.line(/connected to/);
+    await pdist(X, { out: at('first.npy'), cluster: { nats: server.url } });
+    expect(await inputReplicas(server.url)).toBe(1);
+    const run = pdist(X, { out: at('again.npy'), p: 2, cluster: { nats: server.url, replicas: 3 } });
+    await expect(run).rejects.toThrow(OptionError);
+    await expect(run).rejects.toThrow(/cannot keep 3 copies .*and 1 for a single server/);
+    expect(await inputReplicas(server.url)).toBe(1);
+    expect((await readdir(dir)).filter((f) => f.includes('again.npy'))).toEqual([]);
+  }, 20_000);
+
   it('on a cluster of three: refuses five copies, and gives three to an inputs bucket made with one', async () => {
     const cluster: NatsTestCluster = await startNatsCluster(3);
     stops.push(() => cluster.stop());

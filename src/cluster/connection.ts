@@ -32,7 +32,7 @@ function checkString(name: string, value: unknown): string | undefined {
  * @throws OptionError naming the address that is not one.
  */
 export function serverList(nats: unknown): string[] {
-  if (typeof nats !== 'string' || nats.trim() === '') throw new OptionError(`cluster.nats must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ${describe(nats)}`);
+  if (typeof nats !== 'string' || nats.trim() === '') throw new OptionError(`--nats (cluster.nats) must be the NATS server's URL, such as 'nats://127.0.0.1:4222', got ${describe(nats)}`);
   return nats.split(',').map((part) => {
     const server = part.trim();
     let url: URL;
@@ -61,17 +61,22 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
   const o = checkOptionsObject('cluster options', options as ClusterOptions, CLUSTER_OPTION_KEYS, { url: 'nats', server: 'nats', servers: 'nats', creds: 'credsFile', password: 'pass' });
   serverList(o.nats);
   for (const key of ['credsFile', 'user', 'pass', 'token'] as const) checkString(key, o[key]);
-  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('--nats-user and --nats-pass (cluster.user and cluster.pass) go together: give both, or neither');
   if (o.tls !== undefined) {
     const tls = checkOptionsObject('cluster.tls', o.tls, ['caFile', 'certFile', 'keyFile']);
     for (const key of ['caFile', 'certFile', 'keyFile'] as const) checkString(`tls.${key}`, tls[key]);
-    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new OptionError('--nats-cert and --nats-key (cluster.tls.certFile and cluster.tls.keyFile) go together: a client certificate needs its key');
   }
+  checkPairs(o);
   if (o.ackWait !== undefined) checkInteger('cluster.ackWait', o.ackWait, 100, 3_600_000);
   if (o.replicas !== undefined) checkInteger('cluster.replicas', o.replicas, 1, 5);
   if (o.connectTimeout !== undefined) checkNumber('cluster.connectTimeout', o.connectTimeout, 0.1, 600);
   if (o.onStatus !== undefined && typeof o.onStatus !== 'function') throw new OptionError(`cluster.onStatus must be a function, got ${describe(o.onStatus)}`);
   return o;
+}
+
+/** Options that mean something only together; a worker's options come here without checkClusterOptions. */
+function checkPairs(o: ConnectOptions): void {
+  if ((o.user === undefined) !== (o.pass === undefined)) throw new OptionError('--nats-user and --nats-pass (cluster.user and cluster.pass) go together: give both, or neither');
+  if ((o.tls?.certFile === undefined) !== (o.tls?.keyFile === undefined)) throw new OptionError('--nats-cert and --nats-key (cluster.tls.certFile and cluster.tls.keyFile) go together: a client certificate needs its key');
 }
 
 /**
@@ -85,6 +90,7 @@ export function checkClusterOptions(options: unknown): ClusterOptions {
 export async function connectCluster(options: ConnectOptions, name: string): Promise<NatsConnection> {
   checkByteOrder();
   const servers = serverList(options.nats);
+  checkPairs(options);
   const timeoutS = options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT_S;
   let authenticator;
   if (options.credsFile !== undefined) {

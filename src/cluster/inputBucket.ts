@@ -39,14 +39,18 @@ export function objectStores(js: JetStreamClient): Objm {
 export async function raiseInputReplicas(jsm: JetStreamManager, replicas: number): Promise<void> {
   if (replicas <= 1) return;
   const stream = `OBJ_${INPUT_BUCKET}`;
-  let config;
+  let info;
   try {
-    config = (await jsm.streams.info(stream)).config;
+    info = await jsm.streams.info(stream);
   } catch (error) {
     if (/not found/i.test((error as Error).message)) return;
     throw error;
   }
+  const config = info.config;
   if (config.num_replicas >= replicas) return;
+  // A single server takes the update without complaint and then never elects the new copies, so
+  // the wait below would run out; it refuses new streams of several copies in these words.
+  if (info.cluster === undefined) throw new Error('replicas > 1 not supported in non-clustered mode');
   await jsm.streams.update(stream, { ...config, num_replicas: replicas });
   // The stream elects a leader among its new copies, and its requests time out until it has one.
   const until = Date.now() + REPLICAS_CATCH_UP_MS;

@@ -13,7 +13,7 @@
  */
 import { hostname } from 'node:os';
 import { jetstreamManager, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { CancelledError, OptionError, UnsupportedError } from '../core/errors.js';
 import { checkInteger, checkOneOf } from '../core/validate.js';
 import { connectCluster, type ConnectOptions } from './connection.js';
@@ -49,8 +49,13 @@ export interface WorkerOptions extends ConnectOptions {
 
 /** How long a stopping worker waits for its connection to drain. */
 const DRAIN_LIMIT_MS = 2000;
-/** Bytes a result message keeps free for its headers below the server's max payload. */
+/**
+ * Bytes a result message keeps free for its headers below the server's max payload, or half of a
+ * smaller max payload: its headers take a few hundred bytes, and parts of a byte or two would
+ * hold a block in millions of messages.
+ */
 const HEADER_ROOM = 4096;
+const headerRoom = (maxPayload: number): number => Math.min(HEADER_ROOM, Math.floor(maxPayload / 2));
 
 const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
@@ -87,7 +92,7 @@ async function deliver(state: WorkerState, msg: JsMsg, item: WorkItem | undefine
     return;
   }
   const { bytes } = outcome;
-  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - HEADER_ROOM));
+  const parts = partCount(bytes.byteLength, Math.max(1, state.maxPayload() - headerRoom(state.maxPayload())));
   const partSize = partBytes(bytes.byteLength, parts);
   const sends: Promise<unknown>[] = [];
   for (let k = 0; k < parts; k++) {
@@ -144,7 +149,8 @@ async function deliverItem(state: WorkerState, c: Computed): Promise<void> {
     if (state.verbose && c.item !== undefined && 'bytes' in c.outcome) state.log(`block ${c.item.block} of run ${c.item.run}: delivered`);
   } catch (error) {
     // Delivery failed (server away): the item is not acked and comes back to some worker.
-    state.log(`could not deliver a result: ${(error as Error).message}`);
+    const what = c.item === undefined ? 'a refusal' : `block ${c.item.block} of run ${c.item.run}`;
+    state.log(`could not deliver ${what} (${(error as Error).message}); it goes to a worker after the ack wait`);
   } finally {
     clearInterval(c.alive);
     c.done?.();
@@ -168,8 +174,10 @@ async function deviceLoop(state: WorkerState, group: WorkerDevices, device: numb
         trouble = '';
       } catch (error) {
         // A run deleted under the pull, or the server gone for a moment: look again shortly.
+        // A server away is said once, by the status watch; a pull on a run removed meanwhile misses
+        // its heartbeats. Neither needs a line of its own.
         const text = (error as Error).message;
-        if (text !== trouble && !/not found|deleted/i.test(text)) state.log(`waiting: ${text}`);
+        if (text !== trouble && !state.serverAway && !/not found|deleted|heartbeats missed/i.test(text)) state.log(`could not take an item (${text}); trying again`);
         trouble = text;
         state.listedAt = -Infinity;
         state.consumers.clear();
@@ -194,6 +202,19 @@ async function deviceLoop(state: WorkerState, group: WorkerDevices, device: numb
     }
   } finally {
     await delivering;
+  }
+}
+
+/** Says when the connection to the server is lost and when it is back; ends when the connection closes. */
+async function watchServer(nc: NatsConnection, state: WorkerState, url: string): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === 'disconnect' && !state.serverAway) {
+      state.serverAway = true;
+      state.log(`lost the NATS server at ${url}; waiting for it to come back (blocks not delivered meanwhile go to a worker after the ack wait)`);
+    } else if (s.type === 'reconnect' && state.serverAway) {
+      state.serverAway = false;
+      state.log(`the NATS server at ${url} is back`);
+    }
   }
 }
 
@@ -242,6 +263,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     sendBeat();
     beat = setInterval(sendBeat, HEARTBEAT_MS);
     log(`worker ${id}: ${groups.map((g) => g.describe()).join(' and ')}, connected to ${options.nats}`);
+    void watchServer(nc, state, options.nats);
     const stop = (): void => {
       state.stopping = true;
     };

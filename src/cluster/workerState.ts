@@ -41,6 +41,8 @@ export class WorkerState {
   turn = 0;
   listedAt = -Infinity;
   stopping = false;
+  /** The connection is lost and the client is trying to reconnect. */
+  serverAway = false;
   /** The server's max payload when last connected. */
   #maxPayload: number;
   /** Device loops idling for want of runs, woken as soon as one loop finds some. */
