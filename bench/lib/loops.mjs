@@ -13,6 +13,9 @@
 import { integrationLimit } from 'pxl';
 import { l1Pair, l2Pair } from '../../dist/pcf/pairKernels.js';
 
+// L1 and L2 are written out separately, as a plain loop would be: a shared loop taking the
+// integrand as a function or flag would measure that generality too.
+
 /** The L1 distance of one pair, the plain way; same arguments as l1Pair. */
 function plainL1(aTimes, aValues, aStart, aEnd, bTimes, bValues, bStart, bEnd, upper) {
   let i = aStart;
