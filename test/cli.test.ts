@@ -239,6 +239,14 @@ describe('pxl cdist and l2-kernel', () => {
     expect(r.stderr).toMatch(/^pdist: 2 PCFs, 1 pair in /);
   });
 
+  it('pdist and l2-kernel take nested arrays as the list of their PCFs in order, as --help says', async () => {
+    expect((await pxl(['pdist', at('nested.json'), '-o', at('n.json'), '-q'])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('n.json'), 'utf8'))).toEqual(SQUARE);
+    expect((await pxl(['l2-kernel', at('nested.json'), '-o', at('nk.json'), '-q'])).code).toBe(0);
+    expect(JSON.parse(await readFile(at('nk.json'), 'utf8')).slice(2).map((row: number[]) => row.slice(2))).toEqual([[48, 24], [24, 12]]);
+    expect((await pxl(['pdist', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('nested arrays are taken as the list of their PCFs in order');
+  });
+
   it('l2-kernel writes the full kernel matrix, diagonal included', async () => {
     const r = await pxl(['l2-kernel', at('cd.json'), '-o', at('k.npy')]);
     expect(r.code).toBe(0);

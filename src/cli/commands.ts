@@ -109,7 +109,7 @@ function parsePort(value: string): number {
 export function addCommands(program: Command, env: CommandEnv): void {
   addOptions(program.command('pdist')
     .description('Lp distances between every pair of PCFs in INPUT: a symmetric matrix with a zero diagonal')
-    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs) or .npz (arrays offsets, times, values); - reads either from standard input')
+    .argument('<input>', 'PCF file: .json (an array of PCFs or {"pcfs": [...]}, each PCF an array of [t, v] pairs; nested arrays are taken as the list of their PCFs in order) or .npz (arrays offsets, times, values); - reads either from standard input')
     .addOption(outputOption())
     .addOption(formatOption())
     .addOption(pOption())
