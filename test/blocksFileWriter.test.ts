@@ -137,6 +137,30 @@ describe('a resumed sink', () => {
   });
 });
 
+describe('the writer thread', () => {
+  it('given up, drops the blocks still queued for it instead of staging and writing them', async () => {
+    const count = 40;
+    const layout = npyFileLayout('dense', 'float64', count, 64);
+    const path = join(dir, 'given-up.bin');
+    await writeFile(path, new Uint8Array(layout.bytes));
+    const fd = openSync(path, 'r+');
+    const written: number[] = [];
+    const writer = ThreadFileWriter.start({ fd, layout, blockElements: 0, stagingElements: 64, slots: 1, onWritten: (b) => written.push(b.index) });
+    // Every block is queued, and the run given up, in the turn that starts the thread: it reads the
+    // first message only after its module has loaded, by which time every block is queued behind
+    // the stop. Each block (one file row) is a tile of its own, so a writer that went through its
+    // queue would write and report every one.
+    const memory = new SharedArrayBuffer(count * 64 * 8);
+    new Float64Array(memory).fill(7);
+    const puts = Array.from({ length: count }, (_, k) => writer.put(block(k, k, 1, 0, 64), new Float64Array(memory, k * 64 * 8, 64)));
+    await writer.stop(true);
+    await Promise.all(puts);
+    closeSync(fd);
+    expect(written).toEqual([]);
+    expect(readFileSync(path).subarray(layout.header.length).every((byte) => byte === 0)).toBe(true);
+  });
+});
+
 describe('the main thread file writer', () => {
   const layout = npyFileLayout('dense', 'float64', 4, 4);
   const blocks = [block(0, 0, 2, 0, 2), block(1, 0, 2, 2, 2), block(2, 2, 2, 0, 2), block(3, 2, 2, 2, 2)];

@@ -51,7 +51,8 @@ export interface FileWriter {
   put(block: BlockInfo, buf: FloatArray): Promise<void>;
   /**
    * Resolves when every block put so far is answered (written, or failed); tiles still incomplete
-   * are written as far as they got, or with `discard` dropped unwritten and not reported.
+   * are written as far as they got, or with `discard` dropped unwritten and not reported (the run
+   * is given up: a writer may then also drop blocks it has not written yet).
    */
   drain(discard?: boolean): Promise<void>;
   /**

@@ -36,6 +36,12 @@ export interface FileWriterInit {
    * each time it grows; absent: the pages stay cached.
    */
   readonly releasePath?: string;
+  /**
+   * Set to 1 by the host when it gives the run up: blocks still queued are then answered as
+   * discarded without being staged, and no tile is written any more, so a cancel does not wait for
+   * the writes of blocks whose file is about to be removed.
+   */
+  readonly stop: Int32Array;
 }
 
 /**
@@ -92,6 +98,7 @@ function serve(init: FileWriterInit): void {
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
   const start = new StartRelease(tileBlocks, init.completeBefore, init.releasePath);
+  const givenUp = (): boolean => Atomics.load(init.stop, 0) !== 0;
 
   const answer = (a: WriterAnswer) => port.postMessage(a);
   const failure = (e: unknown): WriterAnswer['error'] => {
@@ -102,6 +109,11 @@ function serve(init: FileWriterInit): void {
   /** Writes `tile` as far as it got and gives its buffer back; its blocks are settled. */
   const finish = (tile: StagedTile): void => {
     open.delete(tile.id);
+    if (givenUp()) {
+      answer({ settled: tile.blocks, discarded: true });
+      pool.push(tile.data);
+      return;
+    }
     try {
       if (!failed) {
         writeTile(fd, layout, tile);
@@ -152,6 +164,10 @@ function serve(init: FileWriterInit): void {
       return;
     }
     const { block } = message;
+    if (givenUp()) {
+      answer({ staged: block.index, settled: [block.index], discarded: true });
+      return;
+    }
     if (failed) {
       answer({ staged: block.index, settled: [block.index], error: { logic: false, message: 'an earlier block failed' } });
       return;

@@ -39,6 +39,8 @@ export class ThreadFileWriter implements FileWriter {
   #drained: Array<() => void> = [];
   #failure: { error: Error } | undefined;
   #stopped = false;
+  /** Shared with the thread: 1 once the run is given up (see FileWriterInit.stop). */
+  readonly #givenUp = new Int32Array(new SharedArrayBuffer(4));
 
   private constructor(options: FileWriterOptions) {
     this.#options = options;
@@ -52,6 +54,7 @@ export class ThreadFileWriter implements FileWriter {
       tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
       completeBefore: options.tiles?.completeBefore ?? new Float64Array(0),
       ...(options.releasePath === undefined ? {} : { releasePath: options.releasePath }),
+      stop: this.#givenUp,
     };
     this.#thread = startThread(entry, { workerData: init });
     // Only blocks in flight keep the process alive: an idle writer never holds it open.
@@ -108,9 +111,13 @@ export class ThreadFileWriter implements FileWriter {
 
   /**
    * Resolves when every block put so far is answered (written, or failed); tiles still incomplete
-   * are written as far as they got, or with `discard` dropped unwritten and not reported.
+   * are written as far as they got, or with `discard` dropped unwritten and not reported, as are
+   * blocks the thread has not staged yet and tiles not yet written. Nothing is written after a
+   * discard.
    */
   async drain(discard = false): Promise<void> {
+    // Before the flush, so that blocks queued ahead of it are dropped too, not staged and written.
+    if (discard) Atomics.store(this.#givenUp, 0, 1);
     if (this.#unwritten.size === 0) return;
     const flush: FlushTiles = { flush: true, discard };
     this.#thread.postMessage(flush);
