@@ -17,5 +17,5 @@ export type { FileLayout } from './blocks/npyLayout.js';
 export { runBlocksOnCluster, runWorker } from './cluster/index.js';
 export type { ClusterBlocksOptions, ClusterOpFactory, ClusterOpSetup, ClusterOptions, ClusterStatus, ClusterTlsOptions, WorkerOptions } from './cluster/index.js';
 // What a kernel module's cluster operation implements.
-export type { BlockOp, BufferSlot } from './blocks/blockOp.js';
+export type { BlockLayout, BlockOp, BufferSlot } from './blocks/blockOp.js';
 export type { Band, BlockInfo, BlockMode, BlockScheduler } from './blocks/blockScheduler.js';
