@@ -245,6 +245,7 @@ describe('pxl cdist and l2-kernel', () => {
     expect((await pxl(['l2-kernel', at('nested.json'), '-o', at('nk.json'), '-q'])).code).toBe(0);
     expect(JSON.parse(await readFile(at('nk.json'), 'utf8')).slice(2).map((row: number[]) => row.slice(2))).toEqual([[48, 24], [24, 12]]);
     expect((await pxl(['pdist', '--help'])).stdout.replace(/\s+/g, ' ')).toContain('nested arrays are taken as the list of their PCFs in order');
+    expect((await pxl(['--help'])).stdout.replace(/\s+/g, ' ')).toContain('pdist and l2-kernel take them as the list of their PCFs in order');
   });
 
   it('l2-kernel writes the full kernel matrix, diagonal included', async () => {

@@ -11,10 +11,10 @@ import { packageVersion } from './version.js';
 
 const EPILOG = `
 Input: a JSON file holding an array of PCFs or an object {"pcfs": [...]}; each
-PCF is an array of [t, v] pairs, one of them at t = 0. cdist also takes nested
-arrays of PCFs, which give its inputs a shape ([2, 3], ...). Or an .npz file of
-arrays offsets, times and values (as np.savez writes them). - reads either
-from standard input.
+PCF is an array of [t, v] pairs, one of them at t = 0. Nested arrays of PCFs
+give cdist's inputs a shape ([2, 3], ...); pdist and l2-kernel take them as the
+list of their PCFs in order. Or an .npz file of arrays offsets, times and
+values (as np.savez writes them). - reads either from standard input.
 
 Output, chosen by the extension of -o, or by --format:
   .npy   a NumPy array of float64 or float32 (--dtype), for numpy.load (also
