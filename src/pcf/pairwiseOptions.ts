@@ -41,11 +41,17 @@ export interface PairwiseOptions {
   signal?: AbortSignal;
   /** Called after each block's results are in place. */
   onProgress?: (progress: BlockProgress) => void;
-  /** Blocks the output budget is split into. Default 32 per device, as masspcf does per GPU. */
+  /** Blocks the output budget is split into. Default 32 per CPU device, as masspcf does per GPU, and 2 per GPU (fewer, larger launches). */
   nSplitsHint?: number;
-  /** Output scalars one block may hold. Default: from the Context's free memory, capped at 4 Mi. */
+  /**
+   * Output scalars one block may hold. Default: the least of each device's budget (on CPU cores
+   * from the Context's free memory, capped at 4 Mi) and the share of `memory` one block buffer gets.
+   */
   maxOutputElements?: number;
-  /** Floor on the block side, so each launch has rows enough for every core. Default 64 (256 on a GPU). */
+  /**
+   * Floor on the block side, so each launch has rows enough for every core. Default 64, 256 when a
+   * GPU takes part; with `out`, up to 1,024 (fewer, larger writes), while about 4 bands per device remain.
+   */
   minBlockSide?: number;
   /**
    * Where the blocks run: `'cpu'` (MU cores) or `'gpu'` (WGSL on a WebGPU device, in float32: dtype
