@@ -147,15 +147,16 @@ try {
   const med = (key, digits = 2) => +median(runs.map((r) => r[key])).toFixed(digits);
   await ctx.destroy();
 
-  // Death to redelivery: kill worker a as it starts a block; time until b starts that block.
+  // Death to redelivery: kill the first worker to start a block; time until the other starts that
+  // block. Either may be first: with few blocks (a small --n) the other may never start one itself.
   const ACK_WAIT = 2000;
   const before = performance.now();
   const running = pdist(randomPcfs({ n: N, points: POINTS, seed: 1 }), { out: join(dir, 'killed.npy'), p: 2, minBlockSide: SIDE, cluster: { nats: url, ackWait: ACK_WAIT } });
-  const started = await workers[0].line(/block \d+ of run [0-9a-f]+: started/, before);
+  const started = await Promise.race(workers.map((w, k) => w.line(/block \d+ of run [0-9a-f]+: started/, before).then((l) => ({ ...l, k }))));
   const block = /block (\d+) of run ([0-9a-f]+)/.exec(started.line);
-  workers[0].child.kill('SIGKILL');
+  workers[started.k].child.kill('SIGKILL');
   const killedAt = performance.now();
-  const again = await workers[1].line(new RegExp(`block ${block[1]} of run ${block[2]}: started`));
+  const again = await workers[1 - started.k].line(new RegExp(`block ${block[1]} of run ${block[2]}: started`), before);
   await running;
 
   const pairs = (N * (N - 1)) / 2;
