@@ -98,8 +98,9 @@ export async function l2Kernel(X: PcfInput, options: L2KernelOptions = {}): Prom
 }
 
 /**
- * Every pair of X against Y: a dense tensor of shape [...X.shape, ...Y.shape] (multi-dimensional
- * inputs are nested arrays of PCFs, or PcfSets with a shape).
+ * Every pair of X against Y: a dense tensor of shape [...X.shape, ...Y.shape]. A multi-dimensional
+ * input is a PcfSet with a shape: `pcfSetFromNested` makes one from nested arrays of PCFs, as
+ * `pxl cdist` does for nested JSON; a plain array is a list of PCFs.
  */
 export function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions & ToFile): Promise<ResultFile>;
 export function cdist(X: PcfInput, Y: PcfInput, options?: CdistOptions): Promise<DenseTensor>;
