@@ -52,6 +52,16 @@ async function computeAndWait(page: Page): Promise<void> {
   expect(await page.getAttribute('body', 'data-state')).toBe('done');
 }
 
+/** Fires a drop of a file named `name` holding `text` on the element `id` (or the body), as the browser does. */
+async function dropFile(page: Page, name: string, text: string, id?: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([${JSON.stringify(text)}], ${JSON.stringify(name)}, { type: 'application/json' }));
+    const target = ${id === undefined ? 'document.body' : `document.getElementById(${JSON.stringify(id)})`};
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  })()`);
+}
+
 /** The bytes of the `.npy` the Download button saves. */
 async function downloadNpy(page: Page): Promise<{ name: string; bytes: Buffer }> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
@@ -230,12 +240,11 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     try {
       // Drag and drop: a drop event carrying the file, as the browser fires it.
       const text = await readFile(json, 'utf8');
-      await page.evaluate(`(() => {
-        const transfer = new DataTransfer();
-        transfer.items.add(new File([${JSON.stringify(text)}], 'pcfs.json', { type: 'application/json' }));
-        document.getElementById('dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-      })()`);
+      await dropFile(page, 'pcfs.json', text, 'dropzone');
       await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (pcfs.json).');
+      // Dropped beside the zone, the page takes it too (else the browser would open the file in its place).
+      await dropFile(page, 'beside.json', text);
+      await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (beside.json).');
       await computeAndWait(page);
       expect(Buffer.compare((await downloadNpy(page)).bytes, expectedNpy)).toBe(0);
 
@@ -266,6 +275,12 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
       await page.click('#compute');
       // Cancel once the first blocks are in: the run has started on the cores.
       await page.waitForFunction("document.getElementById('progress').value > 0", undefined, { timeout: 30_000 });
+      // New PCFs mid-run are refused, saying why: the result would not be theirs.
+      expect(await page.isDisabled('#generate')).toBe(true);
+      expect(await page.isDisabled('#file')).toBe(true);
+      await dropFile(page, 'late.json', '[[[0, 1]]]');
+      await expect.poll(() => page.textContent('#error')).toBe('late.json: not loaded: a computation is running: press Cancel (or wait for it to end), then load or generate PCFs');
+      expect(await page.textContent('#dataset')).toContain('5,000 PCFs');
       await page.click('#cancel');
       await page.waitForSelector('body[data-state=cancelled], body[data-state=done]', { timeout: 30_000 });
       expect(await page.getAttribute('body', 'data-state')).toBe('cancelled');

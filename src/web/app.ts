@@ -37,6 +37,7 @@ const ui = {
   genN: byId<HTMLInputElement>('gen-n'),
   genPoints: byId<HTMLInputElement>('gen-points'),
   genSeed: byId<HTMLInputElement>('gen-seed'),
+  generate: byId<HTMLButtonElement>('generate'),
   dataset: byId('dataset'),
   computeForm: byId<HTMLFormElement>('compute-form'),
   operation: byId<HTMLSelectElement>('operation'),
@@ -76,7 +77,12 @@ function setState(state: PageState): void {
   document.body.dataset.state = state;
   ui.compute.disabled = state === 'running' || state === 'loading' || pcfs === undefined;
   ui.cancel.disabled = state !== 'running';
+  ui.file.disabled = state === 'running';
+  ui.generate.disabled = state === 'running';
 }
+
+/** New PCFs while a run is in flight would not be the ones its result belongs to. */
+const BUSY = 'a computation is running: press Cancel (or wait for it to end), then load or generate PCFs';
 
 function showError(error: unknown): void {
   ui.error.textContent = error instanceof Error ? error.message : String(error);
@@ -106,10 +112,13 @@ function usePcfs(set: PcfSet, origin: string): void {
 }
 
 async function loadFile(file: File): Promise<void> {
-  if (running !== undefined) return;
+  if (running !== undefined) return showError(new Error(`${file.name}: not loaded: ${BUSY}`));
   clearError();
   try {
-    usePcfs(await readPcfFile(file), file.name);
+    const set = await readPcfFile(file);
+    // Reading a large file takes a while, and Compute may have been pressed meanwhile.
+    if (running !== undefined) return showError(new Error(`${file.name}: not loaded: ${BUSY}`));
+    usePcfs(set, file.name);
   } catch (error) {
     showError(error);
   }
