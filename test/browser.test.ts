@@ -228,7 +228,7 @@ describe.runIf(run)('the browser bundle in Chromium', { timeout: 90_000 }, () =>
         return pxl.createContext().then(() => 'created', (e: Error) => e.message);
       });
       await page.close();
-      expect(error).toBe(`the worker script ${server.url}/pxl/worker.js failed to load or failed while starting; serve every .js file of pxl's dist/browser/ from the folder of the script that holds pxl (pxl.js, or the bundle a bundler made of it)`);
+      expect(error).toBe(`the worker script ${server.url}/pxl/worker.js failed to load or failed while starting; serve all .js files of pxl's dist/browser/ beside the script holding pxl (pxl.js, or your bundle)`);
     } finally {
       await server.close();
       await rm(partial, { recursive: true, force: true });

@@ -26,7 +26,7 @@ window.result = pdist(randomPcfs({ n: 40, points: 7, seed: 4 }), { p: 1 }).then(
 );
 `;
 const PAGE = '<!doctype html><meta charset="utf-8"><title>app</title><script type="module" src="./app.js"></script>';
-const ADVICE = "serve every .js file of pxl's dist/browser/ from the folder of the script that holds pxl (pxl.js, or the bundle a bundler made of it)";
+const ADVICE = "serve all .js files of pxl's dist/browser/ beside the script holding pxl (pxl.js, or your bundle)";
 
 describe.runIf(run)("an app bundled from 'pxl' in Chromium", { timeout: 90_000 }, () => {
   let browser: Browser;

@@ -5,4 +5,4 @@
  * then looks for beside that output.
  */
 export const BUNDLE_FILES_ADVICE: string | undefined =
-  "serve every .js file of pxl's dist/browser/ from the folder of the script that holds pxl (pxl.js, or the bundle a bundler made of it)";
+  "serve all .js files of pxl's dist/browser/ beside the script holding pxl (pxl.js, or your bundle)";
