@@ -268,6 +268,28 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     }
   });
 
+  it('says, rather than failing silently, when the .npy to download does not fit in memory', async () => {
+    const page = await openPage(url);
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await generate(page, 200, 5, 3);
+      await computeAndWait(page);
+      // A buffer this page cannot get, as a result of tens of thousands of PCFs meets in a real browser.
+      await page.evaluate(`globalThis.Uint8Array = new Proxy(Uint8Array, {
+        construct(target, args) {
+          if (typeof args[0] === 'number' && args[0] > 100000) throw new RangeError('Array buffer allocation failed');
+          return Reflect.construct(target, args);
+        },
+      })`);
+      await page.click('#download');
+      await expect.poll(() => page.textContent('#error')).toMatch(/^Download: encodeNpy: an \.npy file of 320128 bytes does not fit in one buffer .*The command line writes a result this large to \.npy block by block: pxl pdist \(or pxl l2-kernel\) PCFS\.json -o OUT\.npy$/);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('cancels a large run: the page says so, keeps no result and computes again afterwards', async () => {
     const page = await openPage(url);
     try {

@@ -6,7 +6,7 @@
  * `document.body.dataset.state` says where the page is: loading, idle, running, done, cancelled
  * or failed (tests and scripts wait on it).
  */
-import { browserCapabilities, CancelledError, randomPcfs, type PcfSet } from 'pxl';
+import { browserCapabilities, CancelledError, OutOfMemoryError, randomPcfs, type PcfSet } from 'pxl';
 import { clusterOrder } from './clustering.js';
 import { cssGradient } from './colormap.js';
 import { saveBytes } from './download.js';
@@ -244,6 +244,22 @@ function inspect(event: MouseEvent): void {
   plotPcfs(ui.plot, pcfs, [{ index: entry.i, color: ROW_COLOR }, { index: entry.j, color: COL_COLOR }]);
 }
 
+/** The way to a .npy too large for a page's memory. */
+const TOO_LARGE = 'The command line writes a result this large to .npy block by block: pxl pdist (or pxl l2-kernel) PCFS.json -o OUT.npy';
+
+/** Saves the result as .npy, or says why not: the square matrix and its file are made in memory. */
+function download(): void {
+  if (result === undefined) return;
+  clearError();
+  try {
+    saveBytes(resultNpy(result), result.fileName);
+  } catch (error) {
+    const tooLarge = error instanceof OutOfMemoryError || error instanceof RangeError;
+    const message = error instanceof Error ? error.message : String(error);
+    showError(new Error(tooLarge ? `Download: ${message}. ${TOO_LARGE}` : `Download: ${message}`));
+  }
+}
+
 async function describeBrowser(): Promise<void> {
   const caps = await browserCapabilities();
   cpuThreads = caps.crossOriginIsolated ? caps.cores : 1;
@@ -282,9 +298,7 @@ function wire(): void {
   ui.operation.addEventListener('change', syncForm);
   ui.device.addEventListener('change', syncForm);
   ui.heatmap.addEventListener('mousemove', inspect);
-  ui.download.addEventListener('click', () => {
-    if (result !== undefined) saveBytes(resultNpy(result), result.fileName);
-  });
+  ui.download.addEventListener('click', download);
   syncForm();
 }
 
