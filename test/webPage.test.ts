@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -334,6 +335,24 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     } finally {
       await page.close();
       await plain.close();
+    }
+  });
+
+  // Browsers isolate only secure contexts: plain http from an address other than localhost is not one.
+  const lanAddress = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  it.skipIf(lanAddress === undefined)('opened over plain http from another address, says that headers are not enough and what to do', async () => {
+    const own = startPxl(['web', '--host', '0.0.0.0', '--port', '0']);
+    try {
+      const port = /:(\d+)\//.exec(await own.line(/serving the page at/))![1]!;
+      const page = await openPage(`http://${lanAddress}:${port}/`);
+      try {
+        expect(await page.textContent('#capabilities')).toContain('one CPU thread (not cross-origin isolated)');
+        expect(await page.textContent('#warning')).toMatch(/Headers are not enough here: this page came over plain http from an address other than localhost, which browsers never isolate; open it at localhost on the machine serving it, or serve it over https$/);
+      } finally {
+        await page.close();
+      }
+    } finally {
+      await own.kill();
     }
   });
 

@@ -275,7 +275,8 @@ async function describeBrowser(): Promise<void> {
     ui.deviceNote.hidden = false;
   }
   if (caps.warning !== undefined) {
-    ui.warning.textContent = caps.warning;
+    // Over plain http from another address (pxl web --host 0.0.0.0) the headers count for nothing.
+    ui.warning.textContent = window.isSecureContext ? caps.warning : `${caps.warning}. Headers are not enough here: this page came over plain http from an address other than localhost, which browsers never isolate; open it at localhost on the machine serving it, or serve it over https`;
     ui.warning.hidden = false;
   }
 }
