@@ -5,6 +5,7 @@
  * says, results equal Node's on an isolated page and without isolation; without them, the error
  * says which files to serve where.
  */
+import { spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,15 @@ describe.runIf(run)("an app bundled from 'pxl' in Chromium", { timeout: 90_000 }
       await server.close();
     }
   }
+
+  // TypeScript takes the "browser" condition's types with customConditions, as a bundler takes its code.
+  it("type-checks a browser app's imports from 'pxl' against the browser entry's API", async () => {
+    await writeFile(join(scratch, 'app.ts'), "import { browserCapabilities, pdist, randomPcfs } from 'pxl';\nconst caps = await browserCapabilities();\nexport const x: number = (await pdist(randomPcfs({ n: 3, points: 2, seed: 1 }))).get(0, 1) + caps.cores;\n");
+    await writeFile(join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'esnext', target: 'es2022', moduleResolution: 'bundler', customConditions: ['browser'], noEmit: true, strict: true, lib: ['es2022', 'dom'], skipLibCheck: true }, files: ['app.ts'] }));
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', scratch], { encoding: 'utf8', timeout: 60_000 });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+  });
 
   for (const isolated of [true, false]) {
     const where = isolated ? 'on Web Workers (isolated)' : "on the page's thread (not isolated)";
