@@ -31,6 +31,17 @@ describe('the browser bundle', () => {
     expect(gzipped, `${(gzipped / 1024).toFixed(1)} kB gzipped`).toBeLessThanOrEqual(LIMIT);
   });
 
+  it('weighs what README and docs/browser.md say, to within 1 kB', async () => {
+    let gzipped = 0;
+    for (const { text } of await scripts()) gzipped += gzipSync(text, { level: 9 }).length;
+    const root = join(import.meta.dirname, '..');
+    const said = [
+      /page \(([\d.]+) kB gzipped\)/.exec(await readFile(join(root, 'README.md'), 'utf8'))?.[1],
+      /weigh ([\d.]+) kB gzipped/.exec(await readFile(join(root, 'docs/browser.md'), 'utf8'))?.[1],
+    ];
+    for (const figure of said) expect(Math.abs(Number(figure) - gzipped / 1024), `${figure} kB said, ${(gzipped / 1024).toFixed(1)} kB built`).toBeLessThanOrEqual(1);
+  });
+
   // An import() that only Node-only code makes still gets its own chunk, and splits what it loads
   // off from pxl.js into a further one: both cost gzipped bytes that no page ever loads.
   it('holds no chunk that no other file of the bundle imports', async () => {

@@ -101,6 +101,18 @@ describe('pxl web server', () => {
     await expect(fetch(server.url)).rejects.toThrow();
   });
 
+  // http://0.0.0.0/ is no secure context (Chromium does not even open it), so it is not the URL to print.
+  it('on --host 0.0.0.0 prints the loopback URL, isolated, and says other machines get one thread', async () => {
+    const server = await serve({ host: '0.0.0.0' });
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect((await fetch(server.url)).status).toBe(200);
+      expect(server.log()).toBe(`pxl web: serving the page at ${server.url} (cross-origin isolated; Ctrl-C stops it); other machines open it at this machine's address, where over plain http it runs on one CPU thread\n`);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('refuses a taken port, saying which and what to pass instead', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

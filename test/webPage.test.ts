@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,16 @@ async function computeAndWait(page: Page): Promise<void> {
   await page.waitForSelector('body[data-state=done], body[data-state=failed]', { timeout: 30_000 });
   expect(await page.textContent('#error')).toBe('');
   expect(await page.getAttribute('body', 'data-state')).toBe('done');
+}
+
+/** Fires a drop of a file named `name` holding `text` on the element `id` (or the body), as the browser does. */
+async function dropFile(page: Page, name: string, text: string, id?: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([${JSON.stringify(text)}], ${JSON.stringify(name)}, { type: 'application/json' }));
+    const target = ${id === undefined ? 'document.body' : `document.getElementById(${JSON.stringify(id)})`};
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  })()`);
 }
 
 /** The bytes of the `.npy` the Download button saves. */
@@ -230,12 +241,11 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     try {
       // Drag and drop: a drop event carrying the file, as the browser fires it.
       const text = await readFile(json, 'utf8');
-      await page.evaluate(`(() => {
-        const transfer = new DataTransfer();
-        transfer.items.add(new File([${JSON.stringify(text)}], 'pcfs.json', { type: 'application/json' }));
-        document.getElementById('dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-      })()`);
+      await dropFile(page, 'pcfs.json', text, 'dropzone');
       await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (pcfs.json).');
+      // Dropped beside the zone, the page takes it too (else the browser would open the file in its place).
+      await dropFile(page, 'beside.json', text);
+      await expect.poll(() => page.textContent('#dataset')).toBe('40 PCFs, 240 breakpoints in all (beside.json).');
       await computeAndWait(page);
       expect(Buffer.compare((await downloadNpy(page)).bytes, expectedNpy)).toBe(0);
 
@@ -259,6 +269,28 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     }
   });
 
+  it('says, rather than failing silently, when the .npy to download does not fit in memory', async () => {
+    const page = await openPage(url);
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await generate(page, 200, 5, 3);
+      await computeAndWait(page);
+      // A buffer this page cannot get, as a result of tens of thousands of PCFs meets in a real browser.
+      await page.evaluate(`globalThis.Uint8Array = new Proxy(Uint8Array, {
+        construct(target, args) {
+          if (typeof args[0] === 'number' && args[0] > 100000) throw new RangeError('Array buffer allocation failed');
+          return Reflect.construct(target, args);
+        },
+      })`);
+      await page.click('#download');
+      await expect.poll(() => page.textContent('#error')).toMatch(/^Download: encodeNpy: an \.npy file of 320128 bytes does not fit in one buffer .*The command line writes a result this large to \.npy block by block: pxl pdist \(or pxl l2-kernel\) PCFS\.json -o OUT\.npy$/);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('cancels a large run: the page says so, keeps no result and computes again afterwards', async () => {
     const page = await openPage(url);
     try {
@@ -266,6 +298,12 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
       await page.click('#compute');
       // Cancel once the first blocks are in: the run has started on the cores.
       await page.waitForFunction("document.getElementById('progress').value > 0", undefined, { timeout: 30_000 });
+      // New PCFs mid-run are refused, saying why: the result would not be theirs.
+      expect(await page.isDisabled('#generate')).toBe(true);
+      expect(await page.isDisabled('#file')).toBe(true);
+      await dropFile(page, 'late.json', '[[[0, 1]]]');
+      await expect.poll(() => page.textContent('#error')).toBe('late.json: not loaded: a computation is running: press Cancel (or wait for it to end), then load or generate PCFs');
+      expect(await page.textContent('#dataset')).toContain('5,000 PCFs');
       await page.click('#cancel');
       await page.waitForSelector('body[data-state=cancelled], body[data-state=done]', { timeout: 30_000 });
       expect(await page.getAttribute('body', 'data-state')).toBe('cancelled');
@@ -297,6 +335,24 @@ describe.skipIf(skip)('the pxl web page in Chromium', { timeout: 90_000 }, () =>
     } finally {
       await page.close();
       await plain.close();
+    }
+  });
+
+  // Browsers isolate only secure contexts: plain http from an address other than localhost is not one.
+  const lanAddress = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  it.skipIf(lanAddress === undefined)('opened over plain http from another address, says that headers are not enough and what to do', async () => {
+    const own = startPxl(['web', '--host', '0.0.0.0', '--port', '0']);
+    try {
+      const port = /:(\d+)\//.exec(await own.line(/serving the page at/))![1]!;
+      const page = await openPage(`http://${lanAddress}:${port}/`);
+      try {
+        expect(await page.textContent('#capabilities')).toContain('one CPU thread (not cross-origin isolated)');
+        expect(await page.textContent('#warning')).toMatch(/Headers are not enough here: this page came over plain http from an address other than localhost, which browsers never isolate; open it at localhost on the machine serving it, or serve it over https$/);
+      } finally {
+        await page.close();
+      }
+    } finally {
+      await own.kill();
     }
   });
 

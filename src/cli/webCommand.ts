@@ -129,9 +129,22 @@ async function listen(server: Server, options: WebOptions): Promise<AddressInfo>
   return server.address() as AddressInfo;
 }
 
-function urlOf(address: AddressInfo): string {
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}/`;
+/**
+ * The address to open, and what a browser gets there. A wildcard address is no URL a browser opens
+ * as a secure context (Chromium does not open it at all), so it prints this machine's loopback; a
+ * page from any other address over plain http is not a secure context, so not isolated.
+ */
+function announce(address: AddressInfo): string {
+  const wildcard = address.address === '0.0.0.0' || address.address === '::';
+  const ip = wildcard ? (address.family === 'IPv6' ? '::1' : '127.0.0.1') : address.address;
+  const url = `http://${address.family === 'IPv6' ? `[${ip}]` : ip}:${address.port}/`;
+  if (!wildcard && !isLoopback(ip)) return `pxl web: serving the page at ${url} (over plain http from this address a browser does not isolate it: it runs on one CPU thread; Ctrl-C stops it)\n`;
+  const others = wildcard ? '; other machines open it at this machine\'s address, where over plain http it runs on one CPU thread' : '';
+  return `pxl web: serving the page at ${url} (cross-origin isolated; Ctrl-C stops it)${others}\n`;
+}
+
+function isLoopback(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 }
 
 /** Serves until `env.signal` aborts, then closes every connection and resolves. */
@@ -144,7 +157,7 @@ export async function webCommand(env: CommandEnv, options: WebOptions): Promise<
     respond(mounts, req, res).catch(() => res.destroy());
   });
   const address = await listen(server, options);
-  env.io.stderr.write(`pxl web: serving the page at ${urlOf(address)} (cross-origin isolated; Ctrl-C stops it)\n`);
+  env.io.stderr.write(announce(address));
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       server.close(() => resolve());

@@ -11,7 +11,8 @@
  * When no Sub is free and no call holds any, a call waits until a Job gives Subs back instead of
  * failing; its `signal` ends the wait.
  */
-import { CancelledError } from '../core/errors.js';
+import { CancelledError, ModuleLoadError } from '../core/errors.js';
+import { BUNDLE_FILES_ADVICE } from '../platform/bundleFiles.js';
 import type { Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
@@ -55,7 +56,10 @@ export class PcfWorkspace {
   module(url: URL): Promise<KernelModule> {
     let mod = this.#modules.get(url.href);
     if (mod === undefined) {
-      mod = this.#ctx.createModule(url);
+      // pxl's own modules: in a page whose bundler left them behind, the advice says where they go.
+      mod = this.#ctx.createModule(url).catch((error: unknown) => {
+        throw error instanceof ModuleLoadError && BUNDLE_FILES_ADVICE !== undefined ? new ModuleLoadError(`${error.message}; ${BUNDLE_FILES_ADVICE}`, { cause: error }) : error;
+      });
       this.#modules.set(url.href, mod);
       mod.catch(() => this.#modules.delete(url.href));
     }

@@ -13,6 +13,7 @@
  *   events, and the core loop awaits `arrival` until it has what the host announced.
  * - Nothing keeps a page alive, so `ref` and `unref` do nothing.
  */
+import { BUNDLE_FILES_ADVICE } from './bundleFiles.browser.js';
 
 /**
  * A page has no tsx: kernel modules in TypeScript must be served compiled to JavaScript.
@@ -66,7 +67,7 @@ export class BrowserThread {
       e.preventDefault();
       // A script that fails to load fires a plain Event, without a message.
       const said = typeof e.message === 'string' && e.message !== '' ? e.message : undefined;
-      this.#fail(new Error(said ?? `the worker script ${entry.href} failed to load (it must be served beside pxl.js) or failed while starting`));
+      this.#fail(new Error(said ?? `the worker script ${entry.href} failed to load or failed while starting; ${BUNDLE_FILES_ADVICE}`));
     });
     this.#worker.postMessage(options.workerData, [...(options.transferList ?? [])]);
   }

@@ -6,7 +6,7 @@
  * `document.body.dataset.state` says where the page is: loading, idle, running, done, cancelled
  * or failed (tests and scripts wait on it).
  */
-import { browserCapabilities, CancelledError, randomPcfs, type PcfSet } from 'pxl';
+import { browserCapabilities, CancelledError, OutOfMemoryError, randomPcfs, type PcfSet } from 'pxl';
 import { clusterOrder } from './clustering.js';
 import { cssGradient } from './colormap.js';
 import { saveBytes } from './download.js';
@@ -37,6 +37,7 @@ const ui = {
   genN: byId<HTMLInputElement>('gen-n'),
   genPoints: byId<HTMLInputElement>('gen-points'),
   genSeed: byId<HTMLInputElement>('gen-seed'),
+  generate: byId<HTMLButtonElement>('generate'),
   dataset: byId('dataset'),
   computeForm: byId<HTMLFormElement>('compute-form'),
   operation: byId<HTMLSelectElement>('operation'),
@@ -76,7 +77,12 @@ function setState(state: PageState): void {
   document.body.dataset.state = state;
   ui.compute.disabled = state === 'running' || state === 'loading' || pcfs === undefined;
   ui.cancel.disabled = state !== 'running';
+  ui.file.disabled = state === 'running';
+  ui.generate.disabled = state === 'running';
 }
+
+/** New PCFs while a run is in flight would not be the ones its result belongs to. */
+const BUSY = 'a computation is running: press Cancel (or wait for it to end), then load or generate PCFs';
 
 function showError(error: unknown): void {
   ui.error.textContent = error instanceof Error ? error.message : String(error);
@@ -106,10 +112,13 @@ function usePcfs(set: PcfSet, origin: string): void {
 }
 
 async function loadFile(file: File): Promise<void> {
-  if (running !== undefined) return;
+  if (running !== undefined) return showError(new Error(`${file.name}: not loaded: ${BUSY}`));
   clearError();
   try {
-    usePcfs(await readPcfFile(file), file.name);
+    const set = await readPcfFile(file);
+    // Reading a large file takes a while, and Compute may have been pressed meanwhile.
+    if (running !== undefined) return showError(new Error(`${file.name}: not loaded: ${BUSY}`));
+    usePcfs(set, file.name);
   } catch (error) {
     showError(error);
   }
@@ -235,6 +244,22 @@ function inspect(event: MouseEvent): void {
   plotPcfs(ui.plot, pcfs, [{ index: entry.i, color: ROW_COLOR }, { index: entry.j, color: COL_COLOR }]);
 }
 
+/** The way to a .npy too large for a page's memory. */
+const TOO_LARGE = 'The command line writes a result this large to .npy block by block: pxl pdist (or pxl l2-kernel) PCFS.json -o OUT.npy';
+
+/** Saves the result as .npy, or says why not: the square matrix and its file are made in memory. */
+function download(): void {
+  if (result === undefined) return;
+  clearError();
+  try {
+    saveBytes(resultNpy(result), result.fileName);
+  } catch (error) {
+    const tooLarge = error instanceof OutOfMemoryError || error instanceof RangeError;
+    const message = error instanceof Error ? error.message : String(error);
+    showError(new Error(tooLarge ? `Download: ${message}. ${TOO_LARGE}` : `Download: ${message}`));
+  }
+}
+
 async function describeBrowser(): Promise<void> {
   const caps = await browserCapabilities();
   cpuThreads = caps.crossOriginIsolated ? caps.cores : 1;
@@ -250,7 +275,8 @@ async function describeBrowser(): Promise<void> {
     ui.deviceNote.hidden = false;
   }
   if (caps.warning !== undefined) {
-    ui.warning.textContent = caps.warning;
+    // Over plain http from another address (pxl web --host 0.0.0.0) the headers count for nothing.
+    ui.warning.textContent = window.isSecureContext ? caps.warning : `${caps.warning}. Headers are not enough here: this page came over plain http from an address other than localhost, which browsers never isolate; open it at localhost on the machine serving it, or serve it over https`;
     ui.warning.hidden = false;
   }
 }
@@ -273,9 +299,7 @@ function wire(): void {
   ui.operation.addEventListener('change', syncForm);
   ui.device.addEventListener('change', syncForm);
   ui.heatmap.addEventListener('mousemove', inspect);
-  ui.download.addEventListener('click', () => {
-    if (result !== undefined) saveBytes(resultNpy(result), result.fileName);
-  });
+  ui.download.addEventListener('click', download);
   syncForm();
 }
 

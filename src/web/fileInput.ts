@@ -5,7 +5,11 @@
  */
 import { parsePcfJson, parsePcfNpz, type PcfSet } from 'pxl';
 
-/** Calls `onFile` with each file chosen in `picker` or dropped on `zone`. */
+/**
+ * Calls `onFile` with each file chosen in `picker` or dropped anywhere on the page; `zone` is lit
+ * while a file is dragged over it. A drop the page did not take would have the browser open the
+ * file in its place, and the result shown would be lost.
+ */
 export function watchFileInputs(picker: HTMLInputElement, zone: HTMLElement, onFile: (file: File) => void): void {
   picker.addEventListener('change', () => {
     const file = picker.files?.[0];
@@ -13,12 +17,10 @@ export function watchFileInputs(picker: HTMLInputElement, zone: HTMLElement, onF
     picker.value = '';
     if (file !== undefined) onFile(file);
   });
-  zone.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    zone.classList.add('dragging');
-  });
+  zone.addEventListener('dragover', () => zone.classList.add('dragging'));
   zone.addEventListener('dragleave', () => zone.classList.remove('dragging'));
-  zone.addEventListener('drop', (event) => {
+  window.addEventListener('dragover', (event) => event.preventDefault());
+  window.addEventListener('drop', (event) => {
     event.preventDefault();
     zone.classList.remove('dragging');
     const file = event.dataTransfer?.files[0];
