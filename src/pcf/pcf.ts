@@ -74,7 +74,11 @@ export function writeBreakpoints(
     const pair = p as readonly [unknown, unknown] | null | undefined;
     if (pair === null || typeof pair !== 'object' || typeof pair[0] !== 'number' || typeof pair[1] !== 'number') {
       const got = pair !== null && typeof pair === 'object' ? (typeof pair[0] === 'number' ? pair[1] : pair[0]) : p;
-      throw new PcfError(index, `breakpoint ${k} is not a [t, v] pair of numbers (got ${describe(got)})`);
+      // A breakpoint that is itself a list of pairs: nested arrays of PCFs given where a list of PCFs goes.
+      const first = pair !== null && typeof pair === 'object' ? (pair[0] as ArrayLike<unknown> | null | undefined) : undefined;
+      const nested = Array.isArray(first) && typeof first[0] === 'number';
+      const hint = nested ? '; it holds [t, v] pairs itself, so this looks like nested arrays of PCFs: pass pcfSetFromNested(array) for a set with a shape, or flatten it into one list of PCFs' : '';
+      throw new PcfError(index, `breakpoint ${k} is not a [t, v] pair of numbers (got ${describe(got)})${hint}`);
     }
     // A third element is not ignored: it is most likely a column in the wrong place (as the JSON
     // reader and the CLI refuse it too).
