@@ -201,7 +201,7 @@ export function addCommands(program: Command, env: CommandEnv): void {
     .action(async (options: InfoOptions) => (await import('./infoCommand.js')).infoCommand(env, options));
 
   program.command('web')
-    .description('Serve the page that computes and shows distance matrices in a browser (on every core, and the GPU through WebGPU), with the cross-origin isolation headers it needs, until Ctrl-C; everything is served from here, nothing from the network')
+    .description('Serve the page that computes and shows distance and L2 kernel matrices in a browser (on every core, and the GPU through WebGPU), with the cross-origin isolation headers it needs, until Ctrl-C; everything is served from here, nothing from the network')
     .addOption(new Option('--port <port>', 'TCP port to listen on; 0 picks a free one').default(8080).argParser(parsePort))
     .addOption(new Option('--host <host>', 'address to listen on; browsers isolate (and so give every core to) pages of localhost or https only, so from another machine the page runs on one thread').default('127.0.0.1'))
     .action(async (options: WebOptions) => (await import('./webCommand.js')).webCommand(env, options));
