@@ -11,6 +11,7 @@ import type { FloatDType } from '../blocks/floatArray.js';
 import { checkDiskSpace, checkMemory } from '../blocks/capacityCheck.js';
 import { showDawnOutput } from '../backends/webgpu/dawnOutput.js';
 import type { ClusterOptions } from '../cluster/index.js';
+import { untilAborted } from '../core/untilAborted.js';
 import { cdist, l2Kernel, pdist } from '../pcf/operations.js';
 import type { PcfSet } from '../pcf/pcfSet.js';
 import type { ResultFile } from '../pcf/resultFile.js';
@@ -25,7 +26,6 @@ import { STDIO, STDOUT_NAME, streamSink } from './stdio.js';
 import { formatSummary, ProgressBar } from './progress.js';
 import { commandTimeline } from './timeline.js';
 import { UsageError } from './terminal.js';
-import { untilAborted } from './untilAborted.js';
 import { plural } from './wording.js';
 
 /** What the checks before reading settle: the output format and the element type. */
@@ -142,7 +142,7 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
   let pairsComputed = 0;
   let job: PairwiseJob<T>;
   try {
-    job = await untilAborted(read(dtype), env.signal, 'reading the input');
+    job = await untilAborted(read(dtype), env.signal, 'reading the input was cancelled');
     timeline.mark('input read');
     if (inMemory) {
       const bytes = job.elements * (dtype === 'float64' ? 8 : 4);

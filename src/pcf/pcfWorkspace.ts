@@ -11,12 +11,13 @@
  * When no Sub is free and no call holds any, a call waits until a Job gives Subs back instead of
  * failing; its `signal` ends the wait.
  */
-import { CancelledError, ModuleLoadError } from '../core/errors.js';
+import { ModuleLoadError } from '../core/errors.js';
 import { BUNDLE_FILES_ADVICE } from '../platform/bundleFiles.js';
 import type { Context } from '../pxl/context.js';
 import type { Job } from '../pxl/job.js';
 import type { KernelMap } from '../pxl/kernelMap.js';
 import type { KernelModule } from '../pxl/kernelModule.js';
+import { untilAborted } from '../core/untilAborted.js';
 import { isDestroyed } from './contextState.js';
 import { DeviceBufferPool, retainBudget } from './deviceBufferPool.js';
 
@@ -30,6 +31,9 @@ interface Lease {
 }
 
 const workspaces = new WeakMap<Context, PcfWorkspace>();
+
+/** Who holds the Jobs of a Context's pairwise calls, as a refused Sub names them. */
+const HOLDER = 'pdist, cdist or l2Kernel calls running on this Context, which give them back when they end';
 
 /** @internal The pairwise-operation state of one Context; see the file comment. */
 export class PcfWorkspace {
@@ -90,7 +94,7 @@ export class PcfWorkspace {
     lease.withdraw?.();
     lease.withdraw = undefined;
     try {
-      return await untilAborted(lease.jobs, signal);
+      return await untilAborted(lease.jobs, signal, 'the pairwise computation was cancelled while it waited for a free Sub');
     } catch (err) {
       this.#leave(lease);
       throw err;
@@ -150,7 +154,7 @@ export class PcfWorkspace {
     try {
       for (let k = this.#ctx.availableSubCount; k > 0; k--) {
         const job = this.#ctx.createJob(1);
-        this.#ctx.markPairwiseJob(job);
+        this.#ctx.markHeldJob(job, HOLDER);
         jobs.push(job);
         job.load(mod);
       }
@@ -160,25 +164,4 @@ export class PcfWorkspace {
     }
     return jobs;
   }
-}
-
-/** `promise`, or a CancelledError as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  const reason = (): CancelledError => new CancelledError('the pairwise computation was cancelled while it waited for a free Sub', { cause: signal.reason });
-  if (signal.aborted) return Promise.reject(reason());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(reason());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }

@@ -50,8 +50,8 @@ export class Context {
   readonly #backend: Backend;
   readonly #memory: ContextMemory;
   readonly #subs: SubPool;
-  /** Jobs that pairwise operations share (see markPairwiseJob). */
-  readonly #pairwiseJobs = new WeakSet<Job>();
+  /** Jobs a layer above holds for work of its own, and who that is (see markHeldJob). */
+  readonly #heldJobs = new WeakMap<Job, string>();
   readonly #trace: ContextTrace;
   readonly #site: JobSite;
   readonly #jobs = new Set<Job>();
@@ -100,9 +100,13 @@ export class Context {
     return this.#subs.returned();
   }
 
-  /** @internal Marks a Job that pairwise operations share, so that a refused Sub can say those calls hold it. */
-  markPairwiseJob(job: Job): void {
-    this.#pairwiseJobs.add(job);
+  /**
+   * @internal Marks a Job that a layer above holds for its own work (`holder` names that work and
+   * when it gives the Subs back), so that a refused Sub can say who holds it: the caller has no
+   * Job of its own to destroy for those.
+   */
+  markHeldJob(job: Job, holder: string): void {
+    this.#heldJobs.set(job, holder);
   }
 
   /** @internal Lends the Subs of idle Jobs kept for reuse: they count as available, and taking them destroys those Jobs (see SubPool). */
@@ -353,15 +357,16 @@ export class Context {
     }
   }
 
-  /**
-   * What a refusal adds when pairwise calls running now hold Subs: the caller has no Job to destroy
-   * for those, and they come back when the calls end.
-   */
+  /** What a refusal adds for each holder of marked Jobs (see markHeldJob): how many Subs it holds. */
   #heldByCalls(): string {
-    let held = 0;
-    for (const job of this.#jobs) if (this.#pairwiseJobs.has(job)) held += job.subCount;
-    if (held === 0) return '';
-    return `; ${held} of them belong${held === 1 ? 's' : ''} to pdist, cdist or l2Kernel calls running on this Context, which give them back when they end`;
+    const held = new Map<string, number>();
+    for (const job of this.#jobs) {
+      const holder = this.#heldJobs.get(job);
+      if (holder !== undefined) held.set(holder, (held.get(holder) ?? 0) + job.subCount);
+    }
+    let text = '';
+    for (const [holder, subs] of held) text += `; ${subs} of them belong${subs === 1 ? 's' : ''} to ${holder}`;
+    return text;
   }
 
   #alive(): void {
