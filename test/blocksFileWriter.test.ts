@@ -340,8 +340,9 @@ describe('the choice of file writer', () => {
     const before = process.env.PXL_FILE_WRITER;
     delete process.env.PXL_FILE_WRITER;
     try {
-      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES)).toBe('main');
-      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1)).toBe('thread');
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES, true)).toBe('main');
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1, true)).toBe('file-order');
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1, false)).toBe('thread');
       const started = vi.spyOn(ThreadFileWriter, 'start');
       // The side of the smallest square float64 file past the limit, and one below it.
       const side = Math.ceil(Math.sqrt(MAIN_THREAD_WRITER_BYTES / 8));
@@ -352,10 +353,20 @@ describe('the choice of file writer', () => {
         await sink.abort();
         expect(started, `n = ${n}`).toHaveBeenCalledTimes(threads);
       }
+      // Past it, in file order where the blocks held fit the staging budget (half the queue), as tiles otherwise.
+      for (const [queueBytes, ordered] of [[1 << 24, false], [1 << 28, true]] as const) {
+        const target = join(dir, `choice-order-${queueBytes}.npy`);
+        const sink = await NpyFileSink.open({ target, layout: npyFileLayout('square', 'float64', side, side), identity: { inputs: 'x', options: 'y' }, queueBytes, what: 'the test result', waysOut: [] });
+        await sink.begin(new BlockScheduler({ nRows: side, nCols: side, mode: 'lowerTriangle', maxOutputElements: 1 << 20 }));
+        await sink.abort();
+        expect(started.mock.lastCall![0].inFileOrder !== undefined, `queue of ${queueBytes} bytes`).toBe(ordered);
+      }
       process.env.PXL_FILE_WRITER = 'thread';
-      expect(fileWriterKind(0)).toBe('thread');
+      expect(fileWriterKind(0, true)).toBe('thread');
+      process.env.PXL_FILE_WRITER = 'file-order';
+      expect(fileWriterKind(2 ** 40, false)).toBe('file-order');
       process.env.PXL_FILE_WRITER = 'main';
-      expect(fileWriterKind(2 ** 40)).toBe('main');
+      expect(fileWriterKind(2 ** 40, true)).toBe('main');
     } finally {
       if (before === undefined) delete process.env.PXL_FILE_WRITER;
       else process.env.PXL_FILE_WRITER = before;
@@ -369,11 +380,11 @@ describe('the choice of file writer', () => {
     const open = () => NpyFileSink.open({ target, layout: npyFileLayout('square', 'float64', 4, 4), identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
     try {
       process.env.PXL_FILE_WRITER = 'threads';
-      expect(() => fileWriterKind(0)).toThrow(new OptionError("PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got 'threads'"));
+      expect(() => fileWriterKind(0, true)).toThrow(new OptionError("PXL_FILE_WRITER must be 'main', 'thread' or 'file-order' (or unset to choose by the result's size), got 'threads'"));
       await expect(open()).rejects.toBeInstanceOf(OptionError);
       expect((await readdir(dir)).filter((n) => n.includes('typo'))).toEqual([]);
       process.env.PXL_FILE_WRITER = '';
-      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1)).toBe('thread');
+      expect(fileWriterKind(MAIN_THREAD_WRITER_BYTES + 1, false)).toBe('thread');
     } finally {
       if (before === undefined) delete process.env.PXL_FILE_WRITER;
       else process.env.PXL_FILE_WRITER = before;

@@ -231,6 +231,66 @@ describe.each(FILE_WRITERS)('write tiles through the file writer (%s thread)', (
     }
   }
 
+  it('writes, and resumes after a dead run, a file whose complete start is dropped from the page cache as it goes, byte for byte', async () => {
+    const layout = npyFileLayout('square', 'float64', 40, 40);
+    const scheduler = new BlockScheduler({ nRows: 40, nCols: 40, mode: 'lowerTriangle', maxOutputElements: 25, nSplitsHint: 1 });
+    const target = join(dir, `dropped-${writerKind}.npy`);
+    const identity = { inputs: 'x', options: 'y' };
+    const run = async (resume: boolean): Promise<number> => {
+      // dropPagesFrom 0: every file is dropped, whatever the machine's memory.
+      const sink = await NpyFileSink.open({ target, layout, identity, resume, queueBytes: 1 << 20, dropPagesFrom: 0, what: 'the test result', waysOut: [] });
+      const blocks = await sink.begin(scheduler);
+      for (const b of blocks) await sink.write(b, blockData(layout, b));
+      await sink.commit();
+      return blocks.length;
+    };
+    expect(await run(false)).toBe(scheduler.blocks.length);
+    const whole = readFileSync(target);
+    expect(readData(target, layout)).toEqual(expected(layout));
+    // A dead run that wrote the first 10 blocks of the schedule: its file holds only those, its journal lists them.
+    const pid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const partial = Uint8Array.from(whole);
+    const kept = new Uint8Array(layout.elements);
+    for (const b of scheduler.blocks) if (b.index < 10) cover(layout, b, kept);
+    const data = new Float64Array(partial.buffer, layout.header.length, layout.elements);
+    for (let k = 0; k < kept.length; k++) if (kept[k] === 0) data[k] = 0;
+    const temp = join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.tmp`);
+    await writeFile(temp, partial);
+    const journal = await BlockJournal.create(join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
+    for (let k = 0; k < 10; k++) journal.add(k);
+    const handle = await open(temp, 'r');
+    await journal.flush(handle);
+    await handle.close();
+    await journal.close();
+    await rm(target);
+    expect(await run(true)).toBe(scheduler.blocks.length - 10);
+    expect(readFileSync(target).equals(whole)).toBe(true);
+    expect((await readdir(dir)).filter((n) => n.includes(`dropped-${writerKind}`))).toEqual([`dropped-${writerKind}.npy`]);
+    await rm(target);
+  });
+
+  it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {
+    const target = join(dir, `bad-${writerKind}.npy`);
+    const layout = npyFileLayout('condensed', 'float32', 12, 12);
+    const sink = await NpyFileSink.open({ target, layout, identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
+    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9, nSplitsHint: 1 });
+    const blocks = await sink.begin(scheduler);
+    const diagonal = blocks.find((b) => b.rowFirst === b.colFirst && b.rowFirst > 0)!;
+    for (const b of blocks) {
+      const buf = blockData(layout, b);
+      if (b === diagonal) buf.fill(1);
+      await sink.write(b, buf).catch(() => undefined);
+    }
+    const failed = sink.commit();
+    await expect(failed).rejects.toThrow(LogicError);
+    await expect(failed).rejects.toThrow(new RegExp(`block ${diagonal.index} .*skipped entry .*leave the diagonal and the upper triangle at 0`));
+    expect((await readdir(dir)).filter((n) => n.includes(`bad-${writerKind}.npy`))).toEqual([]);
+  });
+});
+
+// Tiles written as far as they got: the file-order writer holds blocks by the stretch of the file
+// they fill, not by tile, and writes one early only when short of staging memory (blocksFileOrder.test.ts).
+describe.each(['main', 'thread'] as const)('unfinished tiles in the file writer (%s thread)', (writerKind) => {
   it('writes the blocks of an unfinished tile when drained, and reports only those', async () => {
     const layout = npyFileLayout('square', 'float64', 12, 12);
     const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9 });
@@ -290,61 +350,5 @@ describe.each(FILE_WRITERS)('write tiles through the file writer (%s thread)', (
     const want = expected(layout);
     for (const b of first) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(want[b.rowFirst * 12 + b.colFirst]);
     for (const b of second) expect(data[b.rowFirst * 12 + b.colFirst]).toBe(0);
-  });
-
-  it('writes, and resumes after a dead run, a file whose complete start is dropped from the page cache as it goes, byte for byte', async () => {
-    const layout = npyFileLayout('square', 'float64', 40, 40);
-    const scheduler = new BlockScheduler({ nRows: 40, nCols: 40, mode: 'lowerTriangle', maxOutputElements: 25, nSplitsHint: 1 });
-    const target = join(dir, `dropped-${writerKind}.npy`);
-    const identity = { inputs: 'x', options: 'y' };
-    const run = async (resume: boolean): Promise<number> => {
-      // dropPagesFrom 0: every file is dropped, whatever the machine's memory.
-      const sink = await NpyFileSink.open({ target, layout, identity, resume, queueBytes: 1 << 20, dropPagesFrom: 0, what: 'the test result', waysOut: [] });
-      const blocks = await sink.begin(scheduler);
-      for (const b of blocks) await sink.write(b, blockData(layout, b));
-      await sink.commit();
-      return blocks.length;
-    };
-    expect(await run(false)).toBe(scheduler.blocks.length);
-    const whole = readFileSync(target);
-    expect(readData(target, layout)).toEqual(expected(layout));
-    // A dead run that wrote the first 10 blocks of the schedule: its file holds only those, its journal lists them.
-    const pid = spawnSync(process.execPath, ['-e', '']).pid!;
-    const partial = Uint8Array.from(whole);
-    const kept = new Uint8Array(layout.elements);
-    for (const b of scheduler.blocks) if (b.index < 10) cover(layout, b, kept);
-    const data = new Float64Array(partial.buffer, layout.header.length, layout.elements);
-    for (let k = 0; k < kept.length; k++) if (kept[k] === 0) data[k] = 0;
-    const temp = join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.tmp`);
-    await writeFile(temp, partial);
-    const journal = await BlockJournal.create(join(dir, `.dropped-${writerKind}.npy.${pid}.00ff00.journal`), { ...identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes });
-    for (let k = 0; k < 10; k++) journal.add(k);
-    const handle = await open(temp, 'r');
-    await journal.flush(handle);
-    await handle.close();
-    await journal.close();
-    await rm(target);
-    expect(await run(true)).toBe(scheduler.blocks.length - 10);
-    expect(readFileSync(target).equals(whole)).toBe(true);
-    expect((await readdir(dir)).filter((n) => n.includes(`dropped-${writerKind}`))).toEqual([`dropped-${writerKind}.npy`]);
-    await rm(target);
-  });
-
-  it('fails a tiled sink with a LogicError naming the block and removes the partial files', async () => {
-    const target = join(dir, `bad-${writerKind}.npy`);
-    const layout = npyFileLayout('condensed', 'float32', 12, 12);
-    const sink = await NpyFileSink.open({ target, layout, identity: { inputs: 'x', options: 'y' }, queueBytes: 1 << 20, what: 'the test result', waysOut: [] });
-    const scheduler = new BlockScheduler({ nRows: 12, nCols: 12, mode: 'lowerTriangle', maxOutputElements: 9, nSplitsHint: 1 });
-    const blocks = await sink.begin(scheduler);
-    const diagonal = blocks.find((b) => b.rowFirst === b.colFirst && b.rowFirst > 0)!;
-    for (const b of blocks) {
-      const buf = blockData(layout, b);
-      if (b === diagonal) buf.fill(1);
-      await sink.write(b, buf).catch(() => undefined);
-    }
-    const failed = sink.commit();
-    await expect(failed).rejects.toThrow(LogicError);
-    await expect(failed).rejects.toThrow(new RegExp(`block ${diagonal.index} .*skipped entry .*leave the diagonal and the upper triangle at 0`));
-    expect((await readdir(dir)).filter((n) => n.includes(`bad-${writerKind}.npy`))).toEqual([]);
   });
 });

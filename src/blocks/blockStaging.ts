@@ -22,6 +22,12 @@ export interface StagedRun {
   length: number;
 }
 
+/** A staging buffer and the file runs it fills: a block's whole staging, or one half of it (see {@link stageBlockParts}). */
+export interface StagedPart {
+  readonly data: FloatArray;
+  readonly runs: StagedRun[];
+}
+
 /**
  * Elements a block occupies in the file: the staging buffer it needs.
  *
@@ -140,8 +146,7 @@ export function stagedRuns(layout: NpyFileLayout, block: BlockInfo, runs: Staged
     case 'square':
       rowRuns(layout, block, runs);
       if (isDiagonal(block)) return;
-      // The mirror: block column k is file row colFirst + k, from column rowFirst on.
-      for (let k = 0; k < colCount; k++) push(runs, (colFirst + k) * layout.nCols + rowFirst, rowCount * colCount + k * rowCount, rowCount);
+      mirrorRuns(layout, block, rowCount * colCount, runs);
       return;
     case 'condensed': {
       let from = 0;
@@ -152,6 +157,37 @@ export function stagedRuns(layout: NpyFileLayout, block: BlockInfo, runs: Staged
       }
     }
   }
+}
+
+/**
+ * Stages `block` into buffers of `take(elements)` (each at least that long): an
+ * off-diagonal block of a square file in two, the block's rows in one and its mirror in the other,
+ * so that each half can be freed once its part of the file is written (fileOrderWrites.ts); any
+ * other block in one, as {@link stageBlock} stages it.
+ *
+ * @throws {LogicError} as {@link stageBlock}.
+ * @example stageBlockParts(squareLayout, offDiagonalBlock, buf, (n) => new Float64Array(n)).length // 2
+ */
+export function stageBlockParts(layout: NpyFileLayout, block: BlockInfo, buf: FloatArray, take: (elements: number) => FloatArray): StagedPart[] {
+  if (layout.kind !== 'square' || isDiagonal(block)) {
+    const part = { data: take(stagedElements(layout, block)), runs: [] };
+    stageBlock(layout, block, buf, part.data, part.runs);
+    return [part];
+  }
+  const { rowCount, colCount } = block;
+  const direct = { data: take(rowCount * colCount), runs: [] };
+  direct.data.set(buf.subarray(0, rowCount * colCount));
+  rowRuns(layout, block, direct.runs);
+  const mirror = { data: take(rowCount * colCount), runs: [] };
+  copyMirror(block, buf, mirror.data, 0, rowCount, 0);
+  mirrorRuns(layout, block, 0, mirror.runs);
+  return [direct, mirror];
+}
+
+/** The mirror's runs, staged from `base` on: block column k is file row colFirst + k, from column rowFirst on. */
+function mirrorRuns(layout: NpyFileLayout, block: BlockInfo, base: number, runs: StagedRun[]): void {
+  const { rowFirst, rowCount, colFirst, colCount } = block;
+  for (let k = 0; k < colCount; k++) push(runs, (colFirst + k) * layout.nCols + rowFirst, base + k * rowCount, rowCount);
 }
 
 /** The block's rows as they are: one run per row (one run for the block when it spans every column). */
@@ -167,10 +203,9 @@ function rowRuns(layout: NpyFileLayout, block: BlockInfo, runs: StagedRun[]): vo
  */
 const MIRROR_TILE = 32;
 
-/** Rows `[first, end)` of the block into its mirror, after the block: block column k goes to `rowCount * colCount + k * rowCount`. */
-function copyMirror(block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number): void {
+/** Rows `[first, end)` of the block into its mirror from `base` on (after the block, unless given): block column k goes to `base + k * rowCount`. */
+function copyMirror(block: BlockInfo, buf: FloatArray, staging: FloatArray, first: number, end: number, base = block.rowCount * block.colCount): void {
   const { rowCount, colCount } = block;
-  const base = rowCount * colCount;
   for (let r0 = first; r0 < end; r0 += MIRROR_TILE) {
     const r1 = Math.min(end, r0 + MIRROR_TILE);
     for (let c0 = 0; c0 < colCount; c0 += MIRROR_TILE) {

@@ -28,6 +28,13 @@ export interface FileWriterOptions {
    * `tiles.completeBefore`; see pageCache.ts); default: the pages stay cached.
    */
   readonly releasePath?: string;
+  /**
+   * Hold staged blocks until their stretch of the file is complete and write it front to back
+   * (fileOrderWrites.ts), for `tiles` from fileOrderTiles and staging buffers of one block's
+   * result (`stagingElements`); `path` is the file's, whose writeback is then started stretch by
+   * stretch. The writer thread's alone: the main thread's writer ignores it.
+   */
+  readonly inFileOrder?: { readonly path?: string };
   /** Blocks copied into slots of the writer thread at most (at least 1); the main thread's writer copies none. */
   readonly slots: number;
   /** Called once per block whose bytes are in the file, in the order its tiles were written. */

@@ -3,17 +3,20 @@
  * into the file's order (mirror, condensed columns) in the staging buffer of its write tile (see
  * writeTiles.ts), frees the slot, and once every block of the tile is in writes the tile with
  * synchronous positional writes, the runs that continue each other in the file gathered into one
- * `writev`. Synchronous writes here cost none of the main thread's time; the main thread's writer
+ * `writev`; or, for a result whose held blocks fit its staging budget, holds the staged blocks until
+ * their stretch of the file is complete and writes it front to back (fileOrderWrites.ts).
+ * Synchronous writes here cost none of the main thread's time; the main thread's writer
  * (mainThreadFileWriter.ts) stages and writes in short steps between its other work, which for a
  * small result costs less than this thread's isolate.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
-import { stageBlock, stagedElements, type StagedRun } from './blockStaging.js';
+import { stageBlock, stageBlockParts, stagedElements, type StagedRun } from './blockStaging.js';
+import { FileOrderWrites, type HeldWrites } from './fileOrderWrites.js';
 import { allocFloatArray, type FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
-import { writeWholeSync } from './positionalWrites.js';
+import { writeBouncedSync, writeWholeSync } from './positionalWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
 import { StartRelease } from './startRelease.js';
 
@@ -36,6 +39,15 @@ export interface FileWriterInit {
    * each time it grows; absent: the pages stay cached.
    */
   readonly releasePath?: string;
+  /**
+   * Hold staged blocks until the stretch of the file they fill is complete (by `completeBefore`,
+   * for tiles of one block in the order that fills the file: fileOrderTiles), then write that
+   * stretch front to back (fileOrderWrites.ts), starting its writeback at once unless
+   * `releasePath` drops the pages anyway (`path`: the file's; absent, nothing is advised).
+   * Staging buffers are then `stagingElements` long (one block's result), and an off-diagonal
+   * block of a square file takes two.
+   */
+  readonly inFileOrder?: { readonly path?: string };
   /**
    * Set to 1 by the host when it gives the run up: blocks still queued are then answered as
    * discarded without being staged, and no tile is written any more, so a cancel does not wait for
@@ -86,7 +98,30 @@ function writeTile(fd: number, layout: NpyFileLayout, tile: StagedTile): void {
   for (const { position, pieces } of tileWrites(layout, tile)) writeWholeSync(fd, pieces, position);
 }
 
-function serve(init: FileWriterInit): void {
+/** What both ways of serving share: answering the host, a failure's report, the host's stop flag. */
+interface Service {
+  readonly answer: (a: WriterAnswer) => void;
+  readonly failure: (e: unknown) => NonNullable<WriterAnswer['error']>;
+  readonly givenUp: () => boolean;
+}
+
+function service(init: FileWriterInit): Service {
+  const port = parentPort!;
+  return {
+    answer: (a) => port.postMessage(a),
+    failure: (e) => {
+      const code = (e as { code?: unknown } | undefined)?.code;
+      return { logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) };
+    },
+    givenUp: () => Atomics.load(init.stop, 0) !== 0,
+  };
+}
+
+/** The error a block gets once an earlier one has failed: the file is garbage from then on. */
+const EARLIER_FAILURE = { logic: false, message: 'an earlier block failed' } as const;
+
+/** Tiles written as they complete. */
+function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service): void {
   const port = parentPort!;
   const { fd, layout, tileOf, tileBlocks } = init;
   const tileBytes = Math.max(1, init.stagingElements) * layout.elementBytes;
@@ -98,13 +133,6 @@ function serve(init: FileWriterInit): void {
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
   const start = new StartRelease(tileBlocks, init.completeBefore, init.releasePath);
-  const givenUp = (): boolean => Atomics.load(init.stop, 0) !== 0;
-
-  const answer = (a: WriterAnswer) => port.postMessage(a);
-  const failure = (e: unknown): WriterAnswer['error'] => {
-    const code = (e as { code?: unknown } | undefined)?.code;
-    return { logic: e instanceof LogicError, message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) };
-  };
 
   /** Writes `tile` as far as it got and gives its buffer back; its blocks are settled. */
   const finish = (tile: StagedTile): void => {
@@ -119,7 +147,7 @@ function serve(init: FileWriterInit): void {
         writeTile(fd, layout, tile);
         start.written(tile);
       }
-      answer(failed ? { settled: tile.blocks, error: { logic: false, message: 'an earlier block failed' } } : { settled: tile.blocks });
+      answer(failed ? { settled: tile.blocks, error: EARLIER_FAILURE } : { settled: tile.blocks });
     } catch (e) {
       failed = true;
       answer({ settled: tile.blocks, error: failure(e) });
@@ -169,7 +197,7 @@ function serve(init: FileWriterInit): void {
       return;
     }
     if (failed) {
-      answer({ staged: block.index, settled: [block.index], error: { logic: false, message: 'an earlier block failed' } });
+      answer({ staged: block.index, settled: [block.index], error: EARLIER_FAILURE });
       return;
     }
     let tile: StagedTile | undefined;
@@ -193,4 +221,109 @@ function serve(init: FileWriterInit): void {
   });
 }
 
-serve(workerData as FileWriterInit);
+/**
+ * A staged part is written at most this long after it was staged, in file order or not: the
+ * journal lists a block only once it is in the file, and a run killed midway should lose no more
+ * than this much of its blocks to the holding. A whole run of 200 MB (N = 5,000) takes about half
+ * a second here, so holding pays within it.
+ */
+const MAX_HOLD_MS = 1000;
+
+/** The buffer held writes are copied through (see writeBouncedSync): 1 MiB wrote 200 MB as fast as larger ones, and faster than whole rows of 40 kB. */
+const BOUNCE_BYTES = 1 << 20;
+
+/** Blocks held and written in file order; see {@link FileWriterInit.inFileOrder}. */
+function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answer, failure, givenUp }: Service): void {
+  const port = parentPort!;
+  const { fd, layout, tileOf } = init;
+  const partElements = Math.max(1, init.stagingElements);
+  const parts = Math.max(2, Math.floor(init.stagingBytes / (partElements * layout.elementBytes)));
+  const pool: FloatArray[] = [];
+  let allocated = 0;
+  const held = new FileOrderWrites(layout);
+  const bounce = new Uint8Array(BOUNCE_BYTES);
+  // Without pages to drop, each stretch's writeback is started as it is written (keep: true), so
+  // the final fdatasync finds little left to write.
+  const start = new StartRelease(init.tileBlocks, init.completeBefore, init.releasePath ?? path, init.releasePath === undefined);
+  let failed = false;
+
+  /** Writes `taken`, then reports its blocks and reuses its buffers; after a failure everything held fails with it. */
+  const write = ({ writes, freed, settled }: HeldWrites, complete?: number): void => {
+    try {
+      if (!failed) {
+        writeBouncedSync(fd, writes, bounce);
+        if (complete !== undefined) start.release(complete);
+      }
+    } catch (e) {
+      failed = true;
+      const rest = held.takeAll();
+      pool.push(...freed, ...rest.freed);
+      answer({ settled: [...settled, ...rest.settled], error: failure(e) });
+      return;
+    }
+    pool.push(...freed);
+    if (settled.length > 0) answer(failed ? { settled, error: EARLIER_FAILURE } : { settled });
+  };
+
+  /**
+   * A staging buffer of at least `elements`: a free one, or a new one while the budget allows, or
+   * one freed by writing the oldest held part as it is.
+   */
+  const take = (elements: number): FloatArray => {
+    while (pool.length === 0 && allocated >= parts && held.size > 0) write(held.takeOldest());
+    let data = pool.pop();
+    if (data !== undefined && data.length < elements) {
+      // A block larger than planned (none is, unless the plan was left out): a buffer of its own.
+      data = undefined;
+      allocated--;
+    }
+    if (data !== undefined) return data;
+    allocated++;
+    return allocFloatArray(layout.dtype, Math.max(partElements, elements));
+  };
+
+  // Writes the parts held too long (MAX_HOLD_MS), and waits for the next one to be.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const writeOld = (): void => {
+    timer = undefined;
+    const now = performance.now();
+    if (!givenUp()) write(held.takeHeldBefore(now - MAX_HOLD_MS));
+    const oldest = held.oldestSince;
+    if (oldest !== undefined && !givenUp()) timer = setTimeout(writeOld, Math.max(1, oldest + MAX_HOLD_MS - now));
+  };
+
+  port.on('message', (message: WriteBlock | FlushTiles) => {
+    if ('flush' in message) {
+      clearTimeout(timer);
+      timer = undefined;
+      const rest = held.takeAll();
+      if (message.discard || givenUp()) {
+        pool.push(...rest.freed);
+        if (rest.settled.length > 0) answer({ settled: rest.settled, discarded: true });
+      } else {
+        write(rest);
+      }
+      return;
+    }
+    const { block } = message;
+    if (givenUp() || failed) {
+      answer({ staged: block.index, settled: [block.index], ...(failed ? { error: EARLIER_FAILURE } : { discarded: true }) });
+      return;
+    }
+    try {
+      held.hold(block.index, stageBlockParts(layout, block, viewOf(layout, message), take));
+    } catch (e) {
+      failed = true;
+      answer({ staged: block.index, settled: [block.index], error: failure(e) });
+      return;
+    }
+    answer({ staged: block.index });
+    const complete = start.count({ id: tileIdOf(block, tileOf), blocks: [block.index] });
+    write(held.takeBefore((complete - layout.header.length) / layout.elementBytes), complete);
+    if (timer === undefined && held.size > 0) writeOld();
+  });
+}
+
+const init = workerData as FileWriterInit;
+if (init.inFileOrder === undefined) serveTiles(init, service(init));
+else serveInFileOrder(init, init.inFileOrder.path, service(init));

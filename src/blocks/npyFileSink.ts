@@ -25,7 +25,7 @@ import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, 
 import { MainThreadFileWriter } from './mainThreadFileWriter.js';
 import type { ResultWriter } from './resultWriter.js';
 import { ThreadFileWriter } from './threadFileWriter.js';
-import { planWriteTiles } from './writeTiles.js';
+import { fileOrderTiles, planWriteTiles } from './writeTiles.js';
 
 /** Options of {@link NpyFileSink.open}. */
 export interface NpyFileSinkOptions {
@@ -46,6 +46,13 @@ export interface NpyFileSinkOptions {
    * completes (pageCache.ts). Default: a quarter of the machine's memory.
    */
   readonly dropPagesFrom?: number;
+  /**
+   * Whether the writer thread may hold blocks to write the file front to back (fileOrderWrites.ts)
+   * where they fit the staging budget. Default true; a cluster's coordinator says false: its
+   * blocks come from several machines in any order, over a run long enough that the journal
+   * should follow them closely.
+   */
+  readonly fileOrder?: boolean;
   /** The result in words and the ways to shrink it, for the free-space refusal. */
   readonly what: string;
   readonly waysOut: readonly WayOut[];
@@ -83,20 +90,23 @@ const RELEASE_SHARE_OF_MEMORY = 1 / 4;
 export const MAIN_THREAD_WRITER_BYTES = 32 * 2 ** 20;
 
 /**
- * Which file writer writes a result file of `bytes`: `PXL_FILE_WRITER` set to `main` or `thread`
- * chooses (to compare them, and in tests); otherwise the main thread's writer up to
- * {@link MAIN_THREAD_WRITER_BYTES}, the writer thread beyond.
+ * Which file writer writes a result file of `bytes`: `PXL_FILE_WRITER` set to `main`, `thread` or
+ * `file-order` chooses (to compare them, and in tests); otherwise the main thread's writer up to
+ * {@link MAIN_THREAD_WRITER_BYTES}, beyond it the writer thread, in file order (fileOrderWrites.ts)
+ * where the blocks it holds fit the staging budget (`heldFits`), writing tiles as they complete
+ * otherwise.
  *
- * @throws OptionError when `PXL_FILE_WRITER` is set to anything but those two or the empty string.
+ * @throws OptionError when `PXL_FILE_WRITER` is set to anything but those three or the empty string.
  *
- * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes) // 'main' (30.5 MiB)
+ * @example fileWriterKind(npyFileLayout('square', 'float64', 2000, 2000).bytes, true) // 'main' (30.5 MiB)
  */
-export function fileWriterKind(bytes: number): 'main' | 'thread' {
+export function fileWriterKind(bytes: number, heldFits: boolean): 'main' | 'thread' | 'file-order' {
   const chosen = process.env.PXL_FILE_WRITER ?? '';
-  if (chosen === 'main' || chosen === 'thread') return chosen;
+  if (chosen === 'main' || chosen === 'thread' || chosen === 'file-order') return chosen;
   // A misspelt choice would silently compare the writer with itself.
-  if (chosen !== '') throw new OptionError(`PXL_FILE_WRITER must be 'main' or 'thread' (or unset to choose by the result's size), got '${chosen}'`);
-  return bytes <= MAIN_THREAD_WRITER_BYTES ? 'main' : 'thread';
+  if (chosen !== '') throw new OptionError(`PXL_FILE_WRITER must be 'main', 'thread' or 'file-order' (or unset to choose by the result's size), got '${chosen}'`);
+  if (bytes <= MAIN_THREAD_WRITER_BYTES) return 'main';
+  return heldFits ? 'file-order' : 'thread';
 }
 
 
@@ -161,7 +171,7 @@ export class NpyFileSink implements ResultWriter {
     // Refused before anything runs: a rename over a directory would fail only once the result is complete.
     if ((await stat(target).catch(() => undefined))?.isDirectory() === true) throw new InputFormatError('is a directory; name a file to write', target);
     // Refused here, before any file is touched, rather than once the computation is set up.
-    fileWriterKind(layout.bytes);
+    fileWriterKind(layout.bytes, false);
     const expected = { ...options.identity, bytes: layout.bytes };
     let resumed: NpyFileSink['resumed'];
     let claimed: PartialPaths | undefined;
@@ -273,22 +283,30 @@ export class NpyFileSink implements ResultWriter {
     // gigabytes; for a small result their staging would only add to the peak memory, so it is
     // held to an eighth of the file.
     const tileBudget = Math.min(half, Math.floor(layout.bytes / 8));
-    const tiles = planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, tileBudget);
     const blockElements = todo.reduce((m, b) => Math.max(m, b.rowCount * b.colCount), 0);
     const slotBytes = Math.max(1, blockElements * layout.elementBytes);
+    // Blocks held until their stretch of the file is complete (fileOrderWrites.ts): a square file
+    // holds up to a quarter of itself that way (the direct halves below the current column band)
+    // and the mirrors of that band; half the file bounds both, beside a few blocks in flight.
+    const kind = fileWriterKind(layout.bytes, this.#options.fileOrder !== false && layout.bytes / 2 + 4 * slotBytes <= half);
+    const onMain = kind === 'main';
+    const inFileOrder = kind === 'file-order';
+    const tiles = inFileOrder
+      ? fileOrderTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length)
+      : planWriteTiles(layout, todo, scheduler.blockSide, scheduler.blocks.length, tileBudget);
     const tileBytes = tiles.tileElements * layout.elementBytes;
-    const onMain = fileWriterKind(layout.bytes) === 'main';
     const options: FileWriterOptions = {
       fd: this.#handle.fd,
       layout,
       blockElements,
-      stagingElements: tiles.tileElements,
+      stagingElements: inFileOrder ? blockElements : tiles.tileElements,
       // The main thread stages one tile at a time: its writes take a few turns of the event loop
       // (steppedWrites.ts), and a second tile, 1 MiB at N = 2,000, made the call no faster while
       // the command's peak RSS was about 1 MiB higher (bench/RESULTS.md, bench/cli).
       stagingBytes: onMain ? tileBytes : Math.max(half, 2 * tileBytes),
       tiles,
       ...(layout.bytes >= (this.#options.dropPagesFrom ?? RELEASE_SHARE_OF_MEMORY * totalMemory()) ? { releasePath: this.#paths.temp } : {}),
+      ...(inFileOrder ? { inFileOrder: { path: this.#paths.temp } } : {}),
       slots: Math.max(2, Math.floor(half / slotBytes)),
       onWritten: (block) => this.#blockDone(block),
     };

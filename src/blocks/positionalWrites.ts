@@ -52,6 +52,52 @@ export function writeWholeSync(fd: number, pieces: readonly Uint8Array[], positi
   }
 }
 
+/**
+ * Writes `writes` (each pieces that follow each other in the file) synchronously through `bounce`:
+ * pieces are copied into it and written a buffer at a time wherever they continue each other in
+ * the file, across writes too; a piece at least as long as `bounce` goes out as it is.
+ *
+ * Why: on the development machine (kernel 6.18, ext4) a gather write of many short pieces cost the
+ * kernel's copy into the page cache up to six times as much as the same bytes from one buffer
+ * (200 MB in pieces of 5,000 bytes, 1,024 to a writev: 0.04 to 0.30 s of system time, varying from
+ * run to run; copied into a 1 MiB buffer first and written from it: 0.025 to 0.045 s, the copies
+ * included).
+ *
+ * @example writeBouncedSync(fd, held.takeBefore(n).writes, new Uint8Array(1 << 20));
+ */
+export function writeBouncedSync(fd: number, writes: Iterable<TileWrite>, bounce: Uint8Array): void {
+  let used = 0;
+  let at = 0;
+  const flush = (): void => {
+    if (used > 0) writeWholeSync(fd, [bounce.subarray(0, used)], at);
+    used = 0;
+  };
+  for (const { position, pieces } of writes) {
+    let next = position;
+    if (used > 0 && at + used !== next) flush();
+    for (let piece of pieces) {
+      if (used === 0 && piece.length >= bounce.length) {
+        writeWholeSync(fd, [piece], next);
+        next += piece.length;
+        continue;
+      }
+      if (used === 0) at = next;
+      next += piece.length;
+      while (piece.length > 0) {
+        const n = Math.min(piece.length, bounce.length - used);
+        bounce.set(piece.subarray(0, n), used);
+        used += n;
+        piece = piece.subarray(n);
+        if (used === bounce.length) {
+          flush();
+          at += bounce.length;
+        }
+      }
+    }
+  }
+  flush();
+}
+
 /** Writes `pieces` whole from `position`: a positional write may write less than asked (rarely, for regular files). */
 function writeWhole(fd: number, pieces: readonly Uint8Array[], position: number, done: Done): void {
   const total = pieces.reduce((n, p) => n + p.length, 0);

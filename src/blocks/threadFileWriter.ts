@@ -54,6 +54,7 @@ export class ThreadFileWriter implements FileWriter {
       tileBlocks: options.tiles?.tileBlocks ?? new Int32Array(0),
       completeBefore: options.tiles?.completeBefore ?? new Float64Array(0),
       ...(options.releasePath === undefined ? {} : { releasePath: options.releasePath }),
+      ...(options.inFileOrder === undefined ? {} : { inFileOrder: options.inFileOrder }),
       stop: this.#givenUp,
     };
     this.#thread = startThread(entry, { workerData: init });

@@ -72,12 +72,12 @@ function fillOrder(layout: NpyFileLayout, span: number): { band: (b: BlockInfo) 
   };
 }
 
-function tilesOfSide(layout: NpyFileLayout, blocks: readonly BlockInfo[], blockSide: number, indices: number, side: number): WriteTiles {
+function tilesOfSide(layout: NpyFileLayout, blocks: readonly BlockInfo[], blockSide: number, indices: number, side: number, scheduleOrder = side === 1): WriteTiles {
   const span = blockSide * side;
   const fill = fillOrder(layout, span);
   const across = (b: BlockInfo) => Math.floor((layout.kind === 'dense' ? b.colFirst : b.rowFirst) / span);
   // Tiles of one block keep the schedule's order (largest blocks first, for the load's balance).
-  const ordered = side === 1 ? [...blocks] : [...blocks].sort((a, b) => fill.band(a) - fill.band(b) || across(a) - across(b) || a.rowFirst - b.rowFirst || a.colFirst - b.colFirst);
+  const ordered = scheduleOrder ? [...blocks] : [...blocks].sort((a, b) => fill.band(a) - fill.band(b) || across(a) - across(b) || a.rowFirst - b.rowFirst || a.colFirst - b.colFirst);
   const key = (b: BlockInfo) => [fill.band(b), across(b)] as const;
   const tileOf = new Int32Array(indices).fill(-1);
   const counts: number[] = [];
@@ -135,6 +135,17 @@ export function planWriteTiles(layout: NpyFileLayout, blocks: readonly BlockInfo
     plan = wider;
   }
   return plan;
+}
+
+/**
+ * Every block a tile of its own, in the order that fills the file from its start (see fillOrder),
+ * for a writer that holds blocks until their stretch of the file is complete (fileOrderWrites.ts):
+ * it gathers its writes across blocks, so wider tiles would only hold more.
+ *
+ * @example fileOrderTiles(layout, sink.todo, 625, 36).completeBefore[8] // row band 0 complete after column band 0
+ */
+export function fileOrderTiles(layout: NpyFileLayout, blocks: readonly BlockInfo[], blockSide: number, indices: number): WriteTiles {
+  return tilesOfSide(layout, blocks, Math.max(1, blockSide), indices, 1, false);
 }
 
 /**

@@ -113,6 +113,7 @@ async function toFile(
     identity: { inputs: await hashParts([JSON.stringify([op.module, op.export, op.params])]), options: `runBlocksOnCluster ${op.export} of ${op.module}, ${op.dtype}, ${nRows} x ${nCols}, blocks of side ${side}` },
     resume,
     queueBytes: Math.floor(memory / 2),
+    fileOrder: false,
     what: `the ${nRows} x ${nCols} ${op.dtype} result of ${op.export} of ${op.module}`,
     waysOut: [...(op.dtype === 'float64' ? [{ how: "dtype: 'float32'", bytes: layout.bytes / 2 }] : []), { how: 'out naming a file on a disk with more free space' }],
   });

@@ -123,12 +123,12 @@ export async function cdist(X: PcfInput, Y: PcfInput, options: CdistOptions = {}
 
 /** The `out` path of the three operations: the result streamed into a file through a sink. */
 async function toFile(
-  request: Omit<ResultFileRequest, 'out' | 'resume' | 'memory'>,
+  request: Omit<ResultFileRequest, 'out' | 'resume' | 'memory' | 'fileOrder'>,
   options: PairwiseOptions,
   run: (writer: ResultWriter, sink: NpyFileSink) => Promise<void>,
 ): Promise<ResultFile> {
   const out = options.out!;
-  const sink = await openResultFile({ ...request, out, resume: options.resume ?? false, memory: options.memory ?? DEFAULT_MEMORY }, options.signal);
+  const sink = await openResultFile({ ...request, out, resume: options.resume ?? false, memory: options.memory ?? DEFAULT_MEMORY, fileOrder: options.cluster === undefined }, options.signal);
   return computeToFile(sink, out, () => run(sink, sink));
 }
 

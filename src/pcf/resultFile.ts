@@ -50,6 +50,8 @@ export interface ResultFileRequest {
   readonly out: string;
   readonly resume: boolean;
   readonly memory: number;
+  /** Whether the file may be written front to back (NpyFileSinkOptions.fileOrder); false for a cluster's coordinator. */
+  readonly fileOrder: boolean;
 }
 
 function opText(op: PcfOp): string {
@@ -95,6 +97,7 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
     identity: { inputs, options },
     resume: r.resume,
     queueBytes: Math.floor(r.memory / 2),
+    fileOrder: r.fileOrder,
     what: `the ${r.layout} ${r.dtype} result of ${subject(r)}`,
     waysOut: [...smallerForms(r, bytesOf), { how: '-o/out naming a file on a disk with more free space' }],
   });
