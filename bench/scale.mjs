@@ -180,5 +180,15 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-const growth = runs.slice(1).map((r, k) => ({ from: runs[k].n, to: r.n, fileSecondsRatio: +(r.fileSeconds / runs[k].fileSeconds).toFixed(2) }));
+// Per doubling of N (4 times the pairs): the file run's wall time, its CPU seconds (the cost
+// whatever the load), and the in-memory run's wall time, which says how far the computation itself
+// grows by less than 4 (larger blocks cost less per pair) and so what the file run can follow.
+const cpuOf = (r) => r.cpuSeconds.file.user + r.cpuSeconds.file.system;
+const growth = runs.slice(1).map((r, k) => ({
+  from: runs[k].n,
+  to: r.n,
+  fileSecondsRatio: +(r.fileSeconds / runs[k].fileSeconds).toFixed(2),
+  fileCpuSecondsRatio: +(cpuOf(r) / cpuOf(runs[k])).toFixed(2),
+  memorySecondsRatio: +(r.memorySeconds / runs[k].memorySeconds).toFixed(2),
+}));
 console.log(JSON.stringify({ bench: 'scale', points: POINTS, cpus: cpus().length, layout: 'square', dtype: 'float64', runs, growthPerDoubling: growth }, null, 2));

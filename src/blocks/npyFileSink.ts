@@ -15,6 +15,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, OptionError, invariant } from '../core/errors.js';
 import { totalMemory } from '../platform/machine.js';
+import { removeOpenFile } from '../platform/removeOpenFile.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
 import { checkDiskSpace, waysOutText, type WayOut } from './capacityCheck.js';
@@ -376,7 +377,12 @@ export class NpyFileSink implements ResultWriter {
   async abort(): Promise<void> {
     // Tiles not yet complete are dropped, not written: the file goes, and a stop should be quick.
     await this.#settle(true);
-    await this.#close();
+    if (!this.#closed) {
+      this.#closed = true;
+      await this.#journal?.close();
+      // Its blocks may take the file system a second or more to free (removeOpenFile.ts).
+      await removeOpenFile(this.#handle, this.#paths.temp);
+    }
     await removePartial(this.#paths);
     releasePartialFiles(this.#paths.temp, this.#paths.journal);
   }

@@ -1,0 +1,70 @@
+// How fast a run to a file stops: `pxl pdist X.npz -o out.npy` of N PCFs (20 breakpoints) sent
+// SIGINT or SIGTERM some time into the run, timed from the signal to the process's exit, with the
+// exit code and whatever partial files are left; baseline in the same run: a bare Node process
+// that exits 130 on the same signals (the floor of any exit). Issue 14 asks for a stop within 1 s,
+// exit code 130, no partial file left.
+//
+//   npm run build && node bench/cancel.mjs                  # N = 20,000, signals after 2 and 4 s
+//   node bench/cancel.mjs --n 12000 --after 1000,2000 --reps 3 --dir /mnt/fast
+//
+// Prints one JSON document: per signal and delay the median latency and every run's.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median, printJson, sig } from './lib/stats.mjs';
+
+const arg = (name, fallback) => {
+  const k = process.argv.indexOf(name);
+  return k < 0 ? fallback : process.argv[k + 1];
+};
+const n = Number(arg('--n', '20000'));
+const delays = arg('--after', '2000,4000').split(',').map(Number);
+const reps = Number(arg('--reps', '3'));
+const bin = new URL('../bin/pxl.js', import.meta.url).pathname;
+const dir = mkdtempSync(join(arg('--dir', tmpdir()), 'pxl-cancel-'));
+
+/** Spawns `args`, sends `signal` after `delayMs`, and times the exit. */
+async function stop(args, delayMs, signal) {
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  if (child.exitCode !== null) throw new Error(`the run ended before the signal at ${delayMs} ms; give --after a shorter delay or --n a larger N`);
+  const sent = performance.now();
+  child.kill(signal);
+  const code = await new Promise((resolve) => child.once('exit', (c, s) => resolve(c ?? s)));
+  return { seconds: (performance.now() - sent) / 1000, code };
+}
+
+try {
+  const input = join(dir, 'x.npz');
+  const made = spawnSync(process.execPath, [bin, 'random-pcfs', '--n', String(n), '--points', '20', '--seed', '1', '-o', input, '-q']);
+  if (made.status !== 0) throw new Error(`random-pcfs failed: ${made.stderr}`);
+  const bare = ['-e', "for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.exit(130)); setInterval(() => {}, 1000)"];
+  const results = [];
+  const loadBefore = loadavg().map((x) => sig(x, 3));
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    for (const delay of delays) {
+      const runs = [];
+      const baseline = [];
+      for (let r = 0; r < reps; r++) {
+        const run = await stop([bin, 'pdist', input, '-o', join(dir, 'out.npy'), '-q'], delay, signal);
+        const left = readdirSync(dir).filter((f) => f.startsWith('.'));
+        runs.push({ seconds: sig(run.seconds), code: run.code, left });
+        for (const f of left) rmSync(join(dir, f), { force: true });
+        baseline.push((await stop(bare, 300, signal)).seconds);
+      }
+      const seconds = median(runs.map((x) => x.seconds));
+      results.push({
+        signal,
+        afterMs: delay,
+        seconds: sig(seconds),
+        baselineSeconds: sig(median(baseline)),
+        withinGoal: runs.every((x) => x.seconds <= 1 && x.code === 130 && x.left.length === 0),
+        runs,
+      });
+    }
+  }
+  printJson({ bench: 'cancel', n, points: 20, reps, loadAverage: { before: loadBefore, after: loadavg().map((x) => sig(x, 3)) }, results });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
