@@ -12,6 +12,16 @@ import { setFlagsFromString } from 'node:v8';
 setFlagsFromString('--max-semi-space-size=1');
 setFlagsFromString('--semi-space-growth-factor=1');
 
+// A Ctrl-C or SIGTERM while the CLI loads has nothing to stop or clean up yet: exit 130, the code
+// of one during a run, rather than die by the signal. Once the CLI runs, its own handlers answer
+// and this one stays, doing nothing, so that no signal finds the process without a handler.
+let loading = true;
+const whileLoading = () => {
+  if (loading) process.exit(130);
+};
+process.on('SIGINT', whileLoading);
+process.on('SIGTERM', whileLoading);
+
 let cli;
 try {
   cli = await import('../dist/cli/main.js');
@@ -28,6 +38,7 @@ process.once('exit', () => {
   process.stderr.write('pxl: internal error: the command stopped with its work unfinished and nothing left to wait for, so its output was not written; please report it with the command line\n');
   process.exitCode = 1;
 });
+loading = false;
 const code = await cli.run(process.argv.slice(2));
 settled = true;
 // 130 after a second Ctrl-C: the run is being abandoned (its partial files are already removed),

@@ -1,4 +1,4 @@
-import { existsSync, fstatSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync } from 'node:fs';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,8 @@ vi.mock('node:child_process', async (importOriginal) => {
   return { ...real, default: { ...real, spawn }, spawn };
 });
 
-const { removeOpenFile } = await import('../src/platform/removeOpenFile.js');
+const { removeOpenFiles } = await import('../src/platform/removeOpenFile.js');
+const { holdPartialFiles, partialFileOpenAs, removeHeldPartialFilesSync } = await import('../src/blocks/partialFiles.js');
 
 let dir: string;
 beforeAll(async () => {
@@ -26,40 +27,55 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('removing an open partial file', () => {
-  it('removes the name and closes the descriptor, handing a large file to a helper process that holds it across the close', async () => {
-    const path = join(dir, 'large.tmp');
-    await writeFile(path, new Uint8Array(1 << 20).fill(1));
-    const handle = await open(path, 'r+');
-    const fd = handle.fd;
+async function openFile(name: string) {
+  const path = join(dir, name);
+  await writeFile(path, new Uint8Array(1 << 16).fill(1));
+  const handle = await open(path, 'r+');
+  return { path, fd: handle.fd, close: () => handle.close() };
+}
+
+describe('removing open partial files', () => {
+  it('removes the names and closes the descriptors while a helper process holds them, so their blocks are freed in its exit', async () => {
+    const files = [await openFile('a.tmp'), await openFile('a.journal')];
     spawned.length = 0;
-    await removeOpenFile(handle, path, 1);
-    expect(existsSync(path)).toBe(false);
-    expect(() => fstatSync(fd)).toThrow(/EBADF/);
+    await removeOpenFiles(files);
+    for (const { path, fd } of files) {
+      expect(existsSync(path)).toBe(false);
+      expect(() => fstatSync(fd)).toThrow(/EBADF/);
+    }
     expect(spawned).toHaveLength(1);
     expect(spawned[0]).toMatchObject({ command: 'cat' });
-    expect(spawned[0]!.stdio[3]).toBe(fd);
+    expect(spawned[0]!.stdio.slice(3)).toEqual(files.map((f) => f.fd));
   });
 
-  it('removes and closes all the same when no helper starts, and starts none for a small file', async () => {
-    for (const [name, helperFrom, missing, helpers] of [
-      ['missing-helper', 1, true, 1],
-      ['small', 256 * 2 ** 20, false, 0],
-    ] as const) {
-      const path = join(dir, `${name}.tmp`);
-      await writeFile(path, new Uint8Array(1 << 16).fill(1));
-      const handle = await open(path, 'r+');
-      const fd = handle.fd;
-      spawned.length = 0;
-      helper.missing = missing;
-      try {
-        await removeOpenFile(handle, path, helperFrom);
-      } finally {
-        helper.missing = false;
-      }
-      expect(existsSync(path), name).toBe(false);
-      expect(() => fstatSync(fd), name).toThrow(/EBADF/);
-      expect(spawned, name).toHaveLength(helpers);
+  it('removes and closes them all the same when no helper starts', async () => {
+    const files = [await openFile('b.tmp')];
+    helper.missing = true;
+    try {
+      await removeOpenFiles(files);
+    } finally {
+      helper.missing = false;
+    }
+    expect(existsSync(files[0]!.path)).toBe(false);
+    expect(() => fstatSync(files[0]!.fd)).toThrow(/EBADF/);
+  });
+
+  it('on a forced exit, removes the held partial files at once and hands the open ones to a helper', async () => {
+    const path = join(dir, 'c.tmp');
+    const closed = join(dir, 'c.journal');
+    await writeFile(path, 'x');
+    await writeFile(closed, 'y');
+    const fd = openSync(path, 'r+');
+    holdPartialFiles(path, closed);
+    partialFileOpenAs(path, fd);
+    spawned.length = 0;
+    try {
+      expect(removeHeldPartialFilesSync().sort()).toEqual([closed, path].sort());
+      expect(existsSync(path) || existsSync(closed)).toBe(false);
+      expect(spawned).toHaveLength(1);
+      expect(spawned[0]!.stdio.slice(3)).toEqual([fd]);
+    } finally {
+      closeSync(fd);
     }
   });
 });

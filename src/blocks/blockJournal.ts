@@ -162,6 +162,11 @@ export class BlockJournal {
     return this.#flushing;
   }
 
+  /** The journal's descriptor: to hold it past a close (removeOpenFile.ts) or an exit. */
+  get fd(): number {
+    return this.#handle.fd;
+  }
+
   /** Waits for a running flush and closes the journal; errors of a failed flush are not repeated. */
   async close(): Promise<void> {
     await this.#flushing.catch(() => undefined);

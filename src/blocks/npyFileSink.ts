@@ -15,14 +15,14 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InputFormatError, LogicError, OptionError, invariant } from '../core/errors.js';
 import { totalMemory } from '../platform/machine.js';
-import { removeOpenFile } from '../platform/removeOpenFile.js';
+import { removeOpenFiles } from '../platform/removeOpenFile.js';
 import type { BlockInfo, BlockScheduler } from './blockScheduler.js';
 import { BlockJournal, journalMismatch, readJournal, type JournalHeader } from './blockJournal.js';
 import { checkDiskSpace, waysOutText, type WayOut } from './capacityCheck.js';
 import type { FileWriter, FileWriterOptions } from './fileWriter.js';
 import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
-import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials, type PartialPaths } from './partialFiles.js';
+import { holdPartialFiles, partialFileOpenAs, partialPathsFor, releasePartialFiles, removePartial, stalePartials, type PartialPaths } from './partialFiles.js';
 import { MainThreadFileWriter } from './mainThreadFileWriter.js';
 import type { ResultWriter } from './resultWriter.js';
 import { ThreadFileWriter } from './threadFileWriter.js';
@@ -217,6 +217,7 @@ export class NpyFileSink implements ResultWriter {
       await checkDiskSpace(target, dirname(target), Math.max(0, layout.bytes - onDisk), options.what, options.waysOut);
       try {
         handle = await open(paths.temp, claimed === undefined ? 'wx' : 'r+');
+        partialFileOpenAs(paths.temp, handle.fd);
         if (claimed === undefined) {
           await handle.write(layout.header, 0, layout.header.length, 0);
           // The data area reads as zeros until written: a sparse file, so space is taken as blocks land.
@@ -275,9 +276,11 @@ export class NpyFileSink implements ResultWriter {
       }
       todo = scheduler.blocks.filter((b) => !done.has(b.index));
       this.#journal = await BlockJournal.append(this.#paths.journal);
+      partialFileOpenAs(this.#paths.journal, this.#journal.fd);
     } else {
       const header: JournalHeader = { ...this.#options.identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes };
       this.#journal = await BlockJournal.create(this.#paths.journal, header);
+      partialFileOpenAs(this.#paths.journal, this.#journal.fd);
     }
     const half = Math.floor(this.#options.queueBytes / 2);
     // Tiles save the kernel a little per byte written (writeTiles.ts), which matters for results of
@@ -379,9 +382,13 @@ export class NpyFileSink implements ResultWriter {
     await this.#settle(true);
     if (!this.#closed) {
       this.#closed = true;
-      await this.#journal?.close();
-      // Its blocks may take the file system a second or more to free (removeOpenFile.ts).
-      await removeOpenFile(this.#handle, this.#paths.temp);
+      // Their blocks may take the file system a second or more to free (removeOpenFile.ts).
+      const handle = this.#handle;
+      const journal = this.#journal;
+      await removeOpenFiles([
+        { path: this.#paths.temp, fd: handle.fd, close: () => handle.close() },
+        ...(journal === undefined ? [] : [{ path: this.#paths.journal, fd: journal.fd, close: () => journal.close() }]),
+      ]);
     }
     await removePartial(this.#paths);
     releasePartialFiles(this.#paths.temp, this.#paths.journal);

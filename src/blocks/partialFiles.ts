@@ -16,6 +16,7 @@ import { rmSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { uptime } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { holdOpenPastExit } from '../platform/removeOpenFile.js';
 
 /** The files of one partial result. */
 export interface PartialPaths {
@@ -101,11 +102,17 @@ export async function removePartial(paths: PartialPaths): Promise<void> {
   await rm(paths.journal, { force: true });
 }
 
-const held = new Set<string>();
+/** Partial files this process must remove if forced to end, with the descriptor each is open as, if any. */
+const held = new Map<string, number | undefined>();
 
 /** Records files this process must remove if it is forced to end before it can clean up. */
 export function holdPartialFiles(...paths: string[]): void {
-  for (const p of paths) held.add(resolve(p));
+  for (const p of paths) held.set(resolve(p), held.get(resolve(p)));
+}
+
+/** Records a held partial file's open descriptor (see {@link removeHeldPartialFilesSync}). */
+export function partialFileOpenAs(path: string, fd: number): void {
+  held.set(resolve(path), fd);
 }
 
 /** Forgets files this process no longer needs to remove (renamed into place, or removed). */
@@ -115,11 +122,14 @@ export function releasePartialFiles(...paths: string[]): void {
 
 /**
  * Removes every partial file this process holds, synchronously: for a process that must exit now
- * (a second Ctrl-C) and cannot wait for the asynchronous cleanup. Returns the paths removed.
+ * (a second Ctrl-C) and cannot wait for the asynchronous cleanup. Files still open are handed to a
+ * helper process first (removeOpenFile.ts), so the exit does not wait for the file system to free
+ * their blocks. Returns the paths removed.
  */
 export function removeHeldPartialFilesSync(): string[] {
-  const removed = [...held];
+  const removed = [...held.keys()];
   for (const p of removed) rmSync(p, { force: true });
+  holdOpenPastExit([...held.values()].filter((fd) => fd !== undefined));
   held.clear();
   return removed;
 }
