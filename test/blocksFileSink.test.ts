@@ -135,7 +135,7 @@ describe('refusals before computing', () => {
 
   it('refuses, before computing, an out in a missing directory or naming a directory', async () => {
     const missing = join(dir, 'no-such-dir', 'd.npy');
-    await expect(pdist(X, { out: missing })).rejects.toThrow(new InputFormatError(`cannot write to directory ${join(dir, 'no-such-dir')}: ENOENT: no such file or directory, statfs '${join(dir, 'no-such-dir')}'`, missing));
+    await expect(pdist(X, { out: missing })).rejects.toThrow(new InputFormatError(`cannot write to directory ${join(dir, 'no-such-dir')}: ENOENT: no such file or directory, statfs '${join(dir, 'no-such-dir')}'; create it first (mkdir -p ${join(dir, 'no-such-dir')}), or name a file in a directory that exists`, missing));
     await mkdir(at('dir.npy'));
     let blocksDone = 0;
     const error = await pdist(X, { out: at('dir.npy'), ...SMALL_BLOCKS, onProgress: (p) => (blocksDone = p.blocksDone) }).catch((e: unknown) => e);

@@ -74,7 +74,9 @@ export async function checkDiskSpace(target: string, directory: string, needed: 
   try {
     free = await capacityProbe.freeDiskBytes(directory);
   } catch (error) {
-    throw new InputFormatError(`cannot write to directory ${directory}: ${error instanceof Error ? error.message : String(error)}`, target, { cause: error });
+    // The API reaches here without the CLI's checkWritable, so a missing directory gets the same advice.
+    const advice = (error as { code?: unknown } | undefined)?.code === 'ENOENT' ? `; create it first (mkdir -p ${directory}), or name a file in a directory that exists` : '';
+    throw new InputFormatError(`cannot write to directory ${directory}: ${error instanceof Error ? error.message : String(error)}${advice}`, target, { cause: error });
   }
   if (needed <= free) return;
   throw new InputFormatError(
