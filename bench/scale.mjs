@@ -14,6 +14,7 @@ import { openSync, writeSync, fdatasyncSync, closeSync, rmSync, mkdtempSync } fr
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { growthPerDoubling } from './lib/stats.mjs';
 
 const POINTS = 20;
 const arg = (name) => {
@@ -27,7 +28,8 @@ pdist of N PCFs (20 breakpoints) to a square float64 .npy file in DIR (default: 
 temporary directory) against the same pdist held in memory and the disk's sequential write speed,
 each size R times (default 2). Sizes default to 5000,10000,20000; --big adds 40000 (a 12.8 GB
 file). Prints one JSON document: per size pairsPerSecond, wallOverMemory, peakRssMiB,
-maxEventLoopStallMs, diskMBps and withinGoal; growthPerDoubling across sizes.
+maxEventLoopStallMs, diskMBps and withinGoal; growthPerDoubling between consecutive sizes
+(each ratio taken per doubling of N, whatever the step between them).
 `;
 
 if (process.argv[2] !== '--child') {
@@ -48,6 +50,12 @@ if (process.argv[2] !== '--child') {
   const sizes = (args[args.indexOf('--sizes') + 1] ?? '').split(',');
   if (args.includes('--sizes') && !sizes.every((n) => /^\d+$/.test(n) && Number(n) >= 2)) {
     process.stderr.write(`bench/scale: --sizes takes whole numbers of at least 2, separated by commas, got '${sizes.join(',')}'\n`);
+    process.exit(2);
+  }
+  // Number('abc') would run no repetition at all and print nulls; 1.5 would run two.
+  const reps = args[args.indexOf('--reps') + 1] ?? '';
+  if (args.includes('--reps') && !(/^\d+$/.test(reps) && Number(reps) >= 1)) {
+    process.stderr.write(`bench/scale: --reps takes a whole number of at least 1, got '${reps}'\n`);
     process.exit(2);
   }
 }
@@ -184,11 +192,17 @@ try {
 // whatever the load), and the in-memory run's wall time, which says how far the computation itself
 // grows by less than 4 (larger blocks cost less per pair) and so what the file run can follow.
 const cpuOf = (r) => r.cpuSeconds.file.user + r.cpuSeconds.file.system;
-const growth = runs.slice(1).map((r, k) => ({
-  from: runs[k].n,
-  to: r.n,
-  fileSecondsRatio: +(r.fileSeconds / runs[k].fileSeconds).toFixed(2),
-  fileCpuSecondsRatio: +(cpuOf(r) / cpuOf(runs[k])).toFixed(2),
-  memorySecondsRatio: +(r.memorySeconds / runs[k].memorySeconds).toFixed(2),
-}));
+// Sizes that are not one doubling apart (--sizes 5000,20000) give the ratio per doubling, not over
+// the whole step.
+const growth = runs.slice(1).map((r, k) => {
+  const per = (from, to) => +growthPerDoubling(runs[k].n, from, r.n, to).toFixed(2);
+  return {
+    from: runs[k].n,
+    to: r.n,
+    doublings: +Math.log2(r.n / runs[k].n).toFixed(3),
+    fileSecondsRatio: per(runs[k].fileSeconds, r.fileSeconds),
+    fileCpuSecondsRatio: per(cpuOf(runs[k]), cpuOf(r)),
+    memorySecondsRatio: per(runs[k].memorySeconds, r.memorySeconds),
+  };
+});
 console.log(JSON.stringify({ bench: 'scale', points: POINTS, cpus: cpus().length, layout: 'square', dtype: 'float64', runs, growthPerDoubling: growth }, null, 2));

@@ -38,6 +38,17 @@ export async function measure(fn, { repeats = 7, warmup = 2, result = false } = 
   return { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), samples };
 }
 
+/**
+ * A cost's growth per doubling of N between sizes `fromN` and `toN`: the ratio of the costs taken to
+ * the power 1 / log2(toN / fromN). The plain ratio is the growth per doubling only when `toN` is
+ * twice `fromN`; between 5,000 and 20,000 it is the growth over two doublings (16, not 4, for work
+ * that grows with N^2). NaN for equal sizes, which say nothing about growth.
+ */
+export function growthPerDoubling(fromN, fromCost, toN, toCost) {
+  if (fromN === toN) return NaN;
+  return (toCost / fromCost) ** (1 / Math.log2(toN / fromN));
+}
+
 /** Round to `digits` significant digits (for readable JSON). */
 export function sig(x, digits = 4) {
   if (!Number.isFinite(x) || x === 0) return x;
