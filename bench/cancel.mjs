@@ -6,6 +6,7 @@
 //
 //   npm run build && node bench/cancel.mjs                  # N = 20,000, signals after 2 and 4 s
 //   node bench/cancel.mjs --n 12000 --after 1000,2000 --reps 3 --dir /mnt/fast
+//   node bench/cancel.mjs --help
 //
 // Prints one JSON document: per signal and delay the median latency and every run's.
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,13 +15,40 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median, printJson, sig } from './lib/stats.mjs';
 
-const arg = (name, fallback) => {
-  const k = process.argv.indexOf(name);
-  return k < 0 ? fallback : process.argv[k + 1];
+const USAGE = `Usage: node bench/cancel.mjs [--n N] [--after MS,MS,...] [--reps R] [--dir DIR]
+
+pxl pdist of N PCFs (default 20,000, 20 breakpoints) to an .npy file in DIR (default: the system's
+temporary directory), stopped by SIGINT and by SIGTERM after each delay (default 2000,4000 ms),
+R times each (default 3), against a bare Node process stopped the same way. Prints one JSON
+document: per signal and delay the median seconds from the signal to the exit, the baseline's,
+withinGoal (every run within 1 s, exit code 130, no partial file left) and every run.
+`;
+const valued = new Set(['--n', '--after', '--reps', '--dir']);
+const given = new Map();
+for (let k = 2; k < process.argv.length; k++) {
+  const a = process.argv[k];
+  if (a === '--help' || a === '-h') {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  // A mistyped flag must not start a minute of runs with the defaults.
+  if (!valued.has(a) || process.argv[k + 1] === undefined) {
+    process.stderr.write(`bench/cancel: unknown or incomplete argument '${a}'\n\n${USAGE}`);
+    process.exit(2);
+  }
+  given.set(a, process.argv[++k]);
+}
+const whole = (name, text, least) => {
+  if (!/^\d+$/.test(text) || Number(text) < least) {
+    process.stderr.write(`bench/cancel: ${name} takes whole numbers of at least ${least}, got '${text}'\n`);
+    process.exit(2);
+  }
+  return Number(text);
 };
-const n = Number(arg('--n', '20000'));
-const delays = arg('--after', '2000,4000').split(',').map(Number);
-const reps = Number(arg('--reps', '3'));
+const arg = (name, fallback) => given.get(name) ?? fallback;
+const n = whole('--n', arg('--n', '20000'), 2);
+const delays = arg('--after', '2000,4000').split(',').map((d) => whole('--after', d, 1));
+const reps = whole('--reps', arg('--reps', '3'), 1);
 const bin = new URL('../bin/pxl.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(arg('--dir', tmpdir()), 'pxl-cancel-'));
 

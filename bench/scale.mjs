@@ -17,6 +17,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { growthPerDoubling } from './lib/stats.mjs';
 
 const POINTS = 20;
+/** The event-loop delay monitor's timer, in ms (monitorEventLoopDelay's resolution). */
+const STALL_RESOLUTION_MS = 10;
+/** Issue 14: the event loop never stalls for more than this. */
+const STALL_GOAL_MS = 50;
 const arg = (name) => {
   const k = process.argv.indexOf(name);
   return k < 0 ? undefined : process.argv[k + 1];
@@ -28,7 +32,8 @@ pdist of N PCFs (20 breakpoints) to a square float64 .npy file in DIR (default: 
 temporary directory) against the same pdist held in memory and the disk's sequential write speed,
 each size R times (default 2). Sizes default to 5000,10000,20000; --big adds 40000 (a 12.8 GB
 file). Prints one JSON document: per size pairsPerSecond, wallOverMemory, peakRssMiB,
-maxEventLoopStallMs, diskMBps and withinGoal; growthPerDoubling between consecutive sizes
+maxEventLoopStallMs (beyond the monitor's 10 ms timer), diskMBps, withinTimeGoal, withinStallGoal
+and withinGoal (both); growthPerDoubling between consecutive sizes
 (each ratio taken per doubling of N, whatever the step between them).
 `;
 
@@ -67,7 +72,7 @@ if (process.argv[2] === '--child') {
   const X = randomPcfs({ n: Number(nText), points: POINTS, seed: 1 });
   await pdist(X.count > 500 ? randomPcfs({ n: 500, points: POINTS, seed: 2 }) : X); // warm-up: workers, kernels
   const rssBefore = process.memoryUsage.rss();
-  const delay = monitorEventLoopDelay({ resolution: 10 });
+  const delay = monitorEventLoopDelay({ resolution: STALL_RESOLUTION_MS });
   delay.enable();
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -81,7 +86,9 @@ if (process.argv[2] === '--child') {
     seconds,
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
     rssBeforeMiB: rssBefore / 2 ** 20,
-    maxEventLoopStallMs: delay.max / 1e6,
+    // The histogram holds the whole gap between two ticks of its timer: a loop that never stalls
+    // reads the resolution itself, so the stall is what lies beyond it.
+    maxEventLoopStallMs: Math.max(0, delay.max / 1e6 - STALL_RESOLUTION_MS),
     // CPU seconds of every thread of the process during the call: what the run costs, whatever the load.
     userSeconds: used.user / 1e6,
     systemSeconds: used.system / 1e6,
@@ -164,7 +171,10 @@ try {
       wallOverMemory: r3(fileSeconds / memorySeconds),
       diskMBps: +diskMBps.toFixed(1),
       diskSeconds: r3(diskSeconds),
-      withinGoal: fileSeconds <= goalSeconds,
+      // Both goals of issue 14: the wall time, and no stall of any file run over 50 ms.
+      withinTimeGoal: fileSeconds <= goalSeconds,
+      withinStallGoal: file.every((r) => r.maxEventLoopStallMs <= STALL_GOAL_MS),
+      withinGoal: fileSeconds <= goalSeconds && file.every((r) => r.maxEventLoopStallMs <= STALL_GOAL_MS),
       peakRssMiB: { file: Math.round(Math.max(...file.map((r) => r.peakRssMiB))), memory: Math.round(Math.max(...memory.map((r) => r.peakRssMiB))) },
       // The same computation held in memory, as the baseline of the stall: what the file adds is the difference.
       maxEventLoopStallMs: { file: +median(file.map((r) => r.maxEventLoopStallMs)).toFixed(1), memory: +median(memory.map((r) => r.maxEventLoopStallMs)).toFixed(1) },
