@@ -528,30 +528,30 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     expect(await written()).toEqual([]);
   });
 
-  it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, not float32 past the array limit, and no smaller result that still exceeds the memory available', async () => {
+  it('offers, for a result held in memory, only the ways out that make it fit: --layout condensed for pdist, both it and float32, not float32 past the array limit, and no smaller result that still exceeds the memory available', async () => {
     const { capacityProbe } = await import('../src/blocks/capacityCheck.js');
     const memory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(200);
     const small = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
     memory.mockRestore();
     expect(small.code).toBe(1);
-    expect(small.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 200 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes; --dtype float32: 128 bytes\n`);
+    expect(small.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 200 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes; --dtype float32: 128 bytes; both: 48 bytes\n`);
     // 65,537 PCFs: a square of 65537^2 > 2^32 elements, in float32 too; the condensed half is below.
     await writeFile(at('many.json'), `[${Array.from({ length: 65_537 }, () => '[[0,0]]').join(',')}]`);
     const roomy = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(64e9);
     const many = await pxl(['pdist', at('many.json'), '-o', '-', '--format', 'npy']);
-    // With 16 GB the condensed half (34 GB with its copy) does not fit either: only a file is offered.
+    // With 16 GB neither the condensed half (34 GB with its copy) nor its float32 form (17 GB) fits: only a file is offered.
     roomy.mockReturnValue(16e9);
     const manyHere = await pxl(['pdist', at('many.json'), '-o', '-', '--format', 'npy']);
     roomy.mockRestore();
     await rm(at('many.json'));
     expect(many.code).toBe(1);
-    expect(many.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory); --layout condensed: 34.36 GB (34360262656 bytes)\n');
+    expect(many.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory); --layout condensed: 34.36 GB (34360262656 bytes); both: 17.18 GB (17180131328 bytes)\n');
     expect(manyHere.code).toBe(1);
     expect(manyHere.stderr).toBe('pxl: the float64 result of pdist on 65537 PCFs, held in memory written to standard output as npy, has 4295098369 elements, more than one array holds (4294967296); nothing was computed. To fit: -o FILE.npy (written block by block, never whole in memory)\n');
-    // With 100 bytes the condensed half (96 bytes) fits, float32 (128 bytes) does not.
+    // With 100 bytes the condensed half (96 bytes) and both (48 bytes) fit, float32 (128 bytes) does not.
     const tightMemory = vi.spyOn(capacityProbe, 'availableMemoryBytes').mockReturnValue(100);
     const tight = await pxl(['pdist', at('known.json'), '-o', at('d.json')]);
     tightMemory.mockRestore();
-    expect(tight.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 100 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes\n`);
+    expect(tight.stderr).toBe(`pxl: the float64 result of pdist on 4 PCFs, held in memory to be written as text, needs 256 bytes of memory, but only 100 bytes is available; nothing was computed. To fit: -o ${at('d')}.npy (written block by block, never whole in memory); --layout condensed: 96 bytes; both: 48 bytes\n`);
   });
 });

@@ -151,6 +151,8 @@ async function runPairwise<T>(env: CommandEnv, options: CommonOptions, inputs: r
         { how: `-o ${toStdout ? 'FILE' : options.output.replace(/\.json$/i, '')}.npy (written block by block, never whole in memory)`, elements: 0 },
         ...(job.smaller === undefined ? [] : [{ how: job.smaller.how, bytes: 2 * job.smaller.elements * (dtype === 'float64' ? 8 : 4), elements: job.smaller.elements }]),
         ...(dtype === 'float64' ? [{ how: '--dtype float32', bytes }] : []),
+        // A quarter of the result, which may fit where either half does not.
+        ...(dtype === 'float64' && job.smaller !== undefined ? [{ how: 'both', bytes: 2 * job.smaller.elements * 4, elements: job.smaller.elements }] : []),
       ]);
       if (!toStdout) {
         // The text's length is known only once written; every entry takes a digit and a separator.
