@@ -134,6 +134,11 @@ export interface Backend {
   /** Bytes currently allocated. */
   readonly allocatedBytes: number;
   allocate(bytes: number): number;
+  /**
+   * Takes host shared memory as a buffer without copying it, where the backend's memory is host
+   * memory its threads share (the CPU cores); absent elsewhere. `free` gives it back.
+   */
+  adopt?(buffer: SharedArrayBuffer): number;
   free(buffer: number): void;
   write(buffer: number, byteOffset: number, src: Uint8Array): Promise<void>;
   read(buffer: number, byteOffset: number, dst: Uint8Array): Promise<void>;

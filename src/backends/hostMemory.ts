@@ -34,6 +34,21 @@ export class HostMemory {
     return { id, buffer };
   }
 
+  /**
+   * Takes `buffer`, memory the host already has, as a buffer of its own without copying it (a PCF
+   * set read into shared memory, which the cores then read in place), within the same budget.
+   *
+   * @throws OutOfMemoryError when its bytes exceed what the budget has left.
+   */
+  adopt(buffer: SharedArrayBuffer): number {
+    const available = this.size - this.#allocated;
+    if (buffer.byteLength > available) throw new OutOfMemoryError(buffer.byteLength, available);
+    const id = this.#next++;
+    this.buffers.set(id, buffer);
+    this.#allocated += buffer.byteLength;
+    return id;
+  }
+
   free(id: number): void {
     const buffer = this.buffers.get(id);
     invariant(buffer !== undefined, `free of unknown buffer ${id}`);

@@ -59,6 +59,8 @@ export function choosePcfOutputFormat(path: string, format: PcfFileFormat | unde
 
 /**
  * Reads the PCFs of a command's input file: `.json` or `.npz`, or for `-` either from `stdin`.
+ * The set lies in shared memory, where the CPU cores read it in place (uploadPcfSet): a command
+ * holds its input once, not once read and once more for the cores.
  *
  * @throws UsageError for another extension; InputFormatError naming the file (or standard input)
  *   for what is wrong in it.
@@ -66,7 +68,7 @@ export function choosePcfOutputFormat(path: string, format: PcfFileFormat | unde
 export async function readPcfInput(path: string, dtype: PcfDtype, stdin: AsyncIterable<Uint8Array>): Promise<PcfSet> {
   if (path === STDIO) return readPcfStdin(stdin, dtype);
   pcfFileFormat(path, 'read');
-  return readPcfFile(path, { dtype });
+  return readPcfFile(path, { dtype, shared: true });
 }
 
 /** A zip archive starts with "PK", which no JSON document (nor its byte-order mark) does. */
@@ -93,13 +95,13 @@ async function readPcfStdin(stdin: AsyncIterable<Uint8Array>, dtype: PcfDtype): 
       await iterator.return?.();
     }
   })();
-  if (head[0] === ZIP_FIRST_BYTE) return (await import('../pcf/npz.js')).readPcfNpzStream(chunks, STDIN_NAME, dtype);
+  if (head[0] === ZIP_FIRST_BYTE) return (await import('../pcf/npz.js')).readPcfNpzStream(chunks, STDIN_NAME, dtype, true);
   return readPcfJsonStream(chunks, dtype, STDIN_NAME);
 }
 
 /** A JSON document of PCFs from a byte stream, scanned chunk by chunk as it arrives (a UTF-8 byte-order mark is skipped). */
 async function readPcfJsonStream(stream: AsyncIterable<Uint8Array>, dtype: PcfDtype, name: string): Promise<PcfSet> {
-  const collector = new PcfJsonCollector(dtype, false);
+  const collector = new PcfJsonCollector(dtype, true);
   const scanner = new JsonScanner(collector);
   const syntax = (err: unknown): never => {
     if (err instanceof SyntaxError) throw new InputFormatError(`invalid JSON: ${err.message}`, name, { cause: err });

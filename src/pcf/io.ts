@@ -37,7 +37,7 @@ export interface ParsePcfOptions {
   file?: string;
   /** Storage type of the result. Default `'float64'`. */
   dtype?: PcfDtype;
-  /** Allocate the result on SharedArrayBuffers. Default false. */
+  /** Allocate the result on SharedArrayBuffers: the CPU cores of pdist, cdist and l2Kernel then read it where it lies instead of copying it, so the process holds it once. Default false. */
   shared?: boolean;
 }
 

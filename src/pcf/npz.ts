@@ -39,7 +39,7 @@ const INTEGERS: Readonly<Record<string, { size: 4 | 8; signed: boolean }>> = {
 export interface ReadPcfNpzOptions {
   /** Storage type of the set; the file's arrays are converted to it. Default `'float64'`. */
   dtype?: PcfDtype;
-  /** Allocate the set on SharedArrayBuffers. Default false. */
+  /** Allocate the set on SharedArrayBuffers: the CPU cores of pdist, cdist and l2Kernel then read it where it lies instead of copying it, so the process holds it once. Default false. */
   shared?: boolean;
 }
 
@@ -271,10 +271,11 @@ export function parsePcfNpz(bytes: Uint8Array, options: ParsePcfNpzOptions = {})
  * never more than one chunk besides the set is held.
  *
  * @param name what error messages start with ('standard input').
+ * @param shared allocate the set on SharedArrayBuffers (see PcfSetOptions.shared).
  * @throws (rejects) as {@link parsePcfNpz}.
  */
-export async function readPcfNpzStream(chunks: AsyncIterable<Uint8Array>, name: string, dtype: PcfDtype): Promise<PcfSet> {
-  const parser = new NpzParser(name, { dtype, shared: false });
+export async function readPcfNpzStream(chunks: AsyncIterable<Uint8Array>, name: string, dtype: PcfDtype, shared = false): Promise<PcfSet> {
+  const parser = new NpzParser(name, { dtype, shared });
   for await (const chunk of chunks) parser.push(chunk, false);
   parser.push(new Uint8Array(0), true);
   return parser.finish();

@@ -73,7 +73,10 @@ interface ContextRun {
   readonly jobs: Job[];
   /** Whether this call uses the Context's shared Jobs (and gives them back after it). */
   shared: boolean;
+  /** Buffers of the uploaded sets, from the workspace's pool. */
   readonly uploads: DevicePtr[];
+  /** The sets' own shared memory the devices read in place (uploadPcfSet), given back with ctx.memFree. */
+  readonly adopted: DevicePtr[];
   op?: BlockOp<unknown>;
 }
 
@@ -97,7 +100,7 @@ export async function runPairwise(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: B
       if (r === undefined) {
         const own = entry.context === undefined && entry.kind === 'gpu';
         const ctx = entry.context ?? (own ? await createContext({ backend: 'webgpu' }) : await defaultContext());
-        r = { kind: entry.kind, ctx, own, workspace: PcfWorkspace.of(ctx), jobs: [], shared: false, uploads: [] };
+        r = { kind: entry.kind, ctx, own, workspace: PcfWorkspace.of(ctx), jobs: [], shared: false, uploads: [], adopted: [] };
         runs.set(key, r);
       }
       if (entry.job !== undefined) {
@@ -152,10 +155,14 @@ export async function runPairwise(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: B
       for (const job of r.jobs) if (!job.kernelNames.includes(kernel)) job.load(mod);
       // CPU cores compute a float32 set in float32 too (float32 row kernels), reading it as stored.
       const deviceDtype = gpu ? 'float32' : rows.dtype;
-      const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype, r.workspace.buffers);
+      const rowData = await uploadPcfSet(r.ctx, rows, deviceDtype, r.workspace.buffers, true);
       r.uploads.push(...rowData.pointers);
-      const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype, r.workspace.buffers);
-      if (colData !== rowData) r.uploads.push(...colData.pointers);
+      r.adopted.push(...rowData.adopted);
+      const colData = cols === rows ? rowData : await uploadPcfSet(r.ctx, cols, deviceDtype, r.workspace.buffers, true);
+      if (colData !== rowData) {
+        r.uploads.push(...colData.pointers);
+        r.adopted.push(...colData.adopted);
+      }
       r.op = gpu
         ? new GpuPcfBlockOp(r.ctx, r.workspace, r.jobs, rowData as DevicePcfSet<'float32'>, colData as DevicePcfSet<'float32'>, op, skip, ...gpuLayout(writer, r.ctx, memoryCap, options.maxOutputElements))
         : new PcfBlockOp(r.ctx, r.workspace, r.jobs, rowData, colData, op, skip, dtype, rows.dtype, writer.writeColumns !== undefined && cols === rows && skip === 'lowerTriangleSkipDiag' ? 'columns' : 'rows');
@@ -171,7 +178,10 @@ export async function runPairwise(rows: PcfSet, cols: PcfSet, op: PcfOp, mode: B
   } finally {
     for (const r of runs.values()) {
       // A Context destroyed during the call took the call's memory and Jobs with it.
-      if (!isDestroyed(r.ctx)) for (const ptr of r.uploads) r.workspace.buffers.memFree(ptr);
+      if (!isDestroyed(r.ctx)) {
+        for (const ptr of r.uploads) r.workspace.buffers.memFree(ptr);
+        for (const ptr of r.adopted) r.ctx.memFree(ptr);
+      }
       if (r.shared) r.workspace.releaseJobs();
       if (r.own) await r.ctx.destroy();
     }

@@ -44,7 +44,7 @@ export interface PcfSetOptions {
   dtype?: PcfDtype;
   /** Logical shape; its product must equal the number of PCFs. Default `[pcfs.length]`. */
   shape?: readonly number[];
-  /** Allocate the arrays on SharedArrayBuffers so worker threads can read them. Default false. */
+  /** Allocate the arrays on SharedArrayBuffers, which worker threads can read: the CPU cores of pdist, cdist and l2Kernel then read it where it lies instead of copying it, so the process holds it once. Default false. */
   shared?: boolean;
 }
 

@@ -69,7 +69,7 @@ export interface RandomPcfsOptions {
   seed?: number;
   /** Storage type. Default `'float64'`. */
   dtype?: PcfDtype;
-  /** Allocate on SharedArrayBuffers. Default false. */
+  /** Allocate on SharedArrayBuffers: the CPU cores of pdist, cdist and l2Kernel then read it where it lies instead of copying it, so the process holds it once. Default false. */
   shared?: boolean;
 }
 

@@ -161,6 +161,17 @@ export class Context {
   }
 
   /**
+   * @internal Device memory that is `buffer` itself, without a copy, where the devices read host
+   * shared memory (CPU cores) and `buffer` is a SharedArrayBuffer; undefined otherwise (then copy).
+   * It counts against the memory available until `memFree` gives it back, which leaves the buffer
+   * to its host owner.
+   */
+  adoptHostMemory(buffer: ArrayBufferLike): DevicePtr | undefined {
+    this.#alive();
+    return this.#memory.adopt(buffer);
+  }
+
+  /**
    * Copies host bytes to device memory at `dst`.
    * @throws (rejects) ArgumentError for a `dst` that is not a live pointer of this Context, a `src`
    *   that is not host memory, or more bytes than fit from `dst` to the end of its allocation.

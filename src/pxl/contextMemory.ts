@@ -31,6 +31,12 @@ export class ContextMemory {
     return new DevicePtr(this.#owner, buffer, { freed: false, byteLength: bytes });
   }
 
+  /** `Context.adoptHostMemory`. */
+  adopt(buffer: ArrayBufferLike): DevicePtr | undefined {
+    if (this.#backend.adopt === undefined || !(buffer instanceof SharedArrayBuffer) || buffer.byteLength === 0) return undefined;
+    return new DevicePtr(this.#owner, this.#backend.adopt(buffer), { freed: false, byteLength: buffer.byteLength });
+  }
+
   /** `Context.memFree`. */
   free(ptr: DevicePtr): void {
     this.#own(ptr, 'memFree');

@@ -94,6 +94,12 @@ export class CpuBackend implements Backend {
     return id;
   }
 
+  adopt(buffer: SharedArrayBuffer): number {
+    const id = this.#memory.adopt(buffer);
+    this.#pool.broadcast({ type: 'buffer', id, sab: buffer });
+    return id;
+  }
+
   free(buffer: number): void {
     this.#memory.free(buffer);
     this.#pool.broadcast({ type: 'free', id: buffer });
