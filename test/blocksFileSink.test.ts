@@ -127,6 +127,7 @@ describe('refusals before computing', () => {
 
   it('refuses bad out, resume, memory and layout options', async () => {
     await expect(pdist(X, { out: 'd.json' })).rejects.toThrow(new OptionError("out must name a .npy file (NumPy's format, written block by block), got 'd.json'"));
+    await expect(pdist(X, { out: join(dir, '.npy') })).rejects.toThrow(new OptionError(`out '${join(dir, '.npy')}' has no name before its .npy extension; name the file, e.g. '${join(dir, 'distances.npy')}'`));
     await expect(pdist(X, { resume: true })).rejects.toThrow(new OptionError('resume continues a partial result file, so it needs out (the .npy file to finish)'));
     await expect(pdist(X, { memory: 1000 })).rejects.toThrow(new OptionError('memory must be an integer in [1048576, 9007199254740991], got 1000'));
     await expect(l2Kernel(X, { out: at('k.npy'), layout: 'condensed' as 'square' })).rejects.toThrow(/l2Kernel writes only layout 'square'/);

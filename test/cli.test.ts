@@ -483,6 +483,15 @@ describe('pxl --memory, --resume and the checks before computing', () => {
     const tiny = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '1k']);
     expect(tiny.code).toBe(2);
     expect(tiny.stderr).toContain("option '--memory <size>' argument '1k' is invalid. it is 1024 bytes; the least is 1M (1048576 bytes), below which a block would hold a handful of pairs.");
+    // Well-formed sizes out of range are told what is wrong with them, not what a size looks like.
+    const zero = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '0']);
+    expect(zero.stderr).toContain("argument '0' is invalid. it is 0 bytes; the least is 1M (1048576 bytes)");
+    const huge = await pxl(['pdist', at('known.json'), '-o', at('e.npy'), '--memory', '99999999999T']);
+    expect(huge.stderr).toContain("argument '99999999999T' is invalid. it is more than 9007199254740991 bytes, the most a size here can be.");
+    expect([zero.code, huge.code]).toEqual([2, 2]);
+    // Gi as ulimit and Kubernetes write it, like GiB and G.
+    expect((await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--memory', '2Gi', '-q'])).code).toBe(0);
+    expect((await pxl(['pdist', at('known.json'), '-o', at('d.npy'), '--memory', '5i', '-q'])).code).toBe(2);
     const json = await pxl(['pdist', at('known.json'), '-o', at('d.json'), '--resume']);
     expect(json.code).toBe(2);
     expect(json.stderr).toBe('pxl: --resume continues a partial .npy output file; a .json output is written whole at the end, so there is nothing to resume\n');

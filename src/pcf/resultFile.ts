@@ -3,7 +3,7 @@
  * `.npy` file through {@link NpyFileSink}, what the call then resolves to, and the up-front checks
  * that the result fits (on disk for a file, in memory otherwise).
  */
-import { resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   checkMemory,
   hashParts,
@@ -110,6 +110,8 @@ export async function openResultFile(r: ResultFileRequest, signal?: AbortSignal)
  */
 export function checkOut(out: string, computation: string, signal: AbortSignal | undefined): void {
   if (typeof out !== 'string' || !out.toLowerCase().endsWith('.npy')) throw new OptionError(`out must name a .npy file (NumPy's format, written block by block), got '${String(out)}'`);
+  // '.npy' alone would write a hidden file of that name, as the CLI's -o would refuse it.
+  if (basename(out).length === 4) throw new OptionError(`out '${out}' has no name before its .npy extension; name the file, e.g. '${join(dirname(out), 'distances.npy')}'`);
   if (signal?.aborted === true) throw new CancelledError(`${computation} was cancelled before it started`, { cause: signal.reason });
 }
 
