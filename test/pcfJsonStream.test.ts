@@ -7,7 +7,7 @@ import { InputFormatError, PcfError } from '../src/core/errors.js';
 import { describe as describeValue } from '../src/core/validate.js';
 import { parsePcfJson } from '../src/pcf/io.js';
 import { readPcfFile } from '../src/pcf/pcfFileRead.js';
-import { JsonScanner } from '../src/pcf/jsonScanner.js';
+import { JsonScanner, type JsonSyntaxError } from '../src/pcf/jsonScanner.js';
 import { PcfJsonCollector } from '../src/pcf/pcfJsonCollector.js';
 import { flattenPcfTree, pcfSetFrom, type PcfLike, type PcfSet } from '../src/pcf/pcfSet.js';
 import type { PcfDtype } from '../src/pcf/pcf.js';
@@ -150,6 +150,27 @@ describe('the JSON stream reader', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('places an unexpected end at the end of the document, however it is cut, never past it', () => {
+    for (const text of ['[[[0,1],[1,2]],[[0,1', '[[[0,1],[1,2]],[[0,1],', '[[[0,1],[1,2]],[[0,1.', '[\n  [[0, 1]', '']) {
+      const bytes = new TextEncoder().encode(text);
+      for (const cut of [0, 1, Math.floor(bytes.length / 2), Math.max(0, bytes.length - 1)]) {
+        const scanner = new JsonScanner(new PcfJsonCollector('float64', false));
+        scanner.push(bytes.subarray(0, cut));
+        scanner.push(bytes.subarray(cut));
+        const error = (() => {
+          try {
+            scanner.end();
+          } catch (err) {
+            return err as JsonSyntaxError;
+          }
+          return undefined;
+        })();
+        expect(error?.reason, JSON.stringify(text)).toBe('Unexpected end of JSON input');
+        expect(error?.offset, `${JSON.stringify(text)} cut at ${cut}`).toBe(bytes.length);
+      }
+    }
   });
 
   it('keeps the verdict of the first elements when later elements look like a different nesting', () => {

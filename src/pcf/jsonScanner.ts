@@ -199,7 +199,8 @@ export class JsonScanner {
     this.#base -= rest.length;
     this.#scan(rest, 0, true);
     this.#base += rest.length;
-    if (this.#state !== DONE) throw this.#error('Unexpected end of JSON input', rest.length);
+    // At the document's end: its length is the position (the carry is counted in #base again).
+    if (this.#state !== DONE) throw this.#error('Unexpected end of JSON input', 0);
   }
 
   /** The error `reason` at `buf[i]`. */
