@@ -135,6 +135,9 @@ print(z['offsets'][-1], repr(float(z['values'][5])))
       ['start', { offsets: npy('<i8', offsets64([1, 2])), times: f8([0, 1]), values: f8([1, 2]) }, 'offsets[0] must be 0, got 1'],
       ['decrease', { offsets: npy('<i8', offsets64([0, 2, 1, 2])), times: f8([0, 1]), values: f8([1, 2]) }, 'offsets must not decrease, but offsets[2] = 1 < offsets[1] = 2 (PCF 1 would have a negative size)'],
       ['end', { offsets: npy('<i8', offsets64([0, 1])), times: f8([0, 1]), values: f8([1, 2]) }, 'offsets must end at the breakpoint count 2 (the length of times and values), but offsets[1] = 1'],
+      ['past', { offsets: npy('<i8', offsets64([0, 3])), times: f8([0, 1]), values: f8([1, 2]) }, 'offsets[1] = 3 is past the end of times (2 breakpoints)'],
+      // 2^62 as a double prints as 4611686018427388000, which is not what the file holds.
+      ['huge', { offsets: npy('<i8', BigInt64Array.from([0n, 2n ** 62n])), times: f8([0, 1]), values: f8([1, 2]) }, 'offsets[1] = more than 9007199254740991 is past the end of times (2 breakpoints)'],
       ['t0', { offsets: npy('<i8', offsets64([0, 1, 3])), times: f8([0, 0.5, 1]), values: f8([1, 2, 3]) }, 'PCF 1: the first breakpoint must be at time 0, got 0.5'],
       ['order', { offsets: npy('<i8', offsets64([0, 3])), times: f8([0, 2, 1]), values: f8([1, 2, 3]) }, 'PCF 0: breakpoint 2 has time 1, not after the time 2 of breakpoint 1 (times must strictly increase)'],
       ['nan', { offsets: npy('<i8', offsets64([0, 1, 2])), times: f8([0, 0]), values: f8([1, NaN]) }, 'PCF 1: breakpoint 0 has a non-finite value (NaN)'],

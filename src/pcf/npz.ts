@@ -359,7 +359,8 @@ function assemble(members: Map<Name, MemberReader>, dtype: PcfDtype, shared: boo
   for (let k = 1; k <= count; k++) {
     const o = offsets64[k]!;
     if (!(o >= offsets64[k - 1]!)) fail(`offsets must not decrease, but offsets[${k}] = ${o} < offsets[${k - 1}] = ${offsets64[k - 1]} (PCF ${k - 1} would have a negative size)`);
-    if (o > times.length) fail(`offsets[${k}] = ${o} is past the end of times (${times.length} breakpoints)`);
+    // Read as doubles: an int64 past 2^53 would print rounded, so it is said to be that large instead.
+    if (o > times.length) fail(`offsets[${k}] = ${o > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER}` : o} is past the end of times (${times.length} breakpoints)`);
     offsets[k] = o;
   }
   if (offsets[count] !== times.length) fail(`offsets must end at the breakpoint count ${times.length} (the length of times and values), but offsets[${count}] = ${offsets[count]}`);
