@@ -14,10 +14,11 @@ import { LogicError } from '../core/errors.js';
 import type { BlockInfo } from './blockScheduler.js';
 import { stageBlock, stageBlockParts, stagedElements, type StagedRun } from './blockStaging.js';
 import { FileOrderWrites, type HeldWrites } from './fileOrderWrites.js';
-import { allocFloatArray, type FloatArray } from './floatArray.js';
+import type { FloatArray } from './floatArray.js';
 import type { NpyFileLayout } from './npyLayout.js';
 import { writeBouncedSync, writeWholeSync } from './positionalWrites.js';
 import { addRuns, openTile, tileIdOf, tileWrites, type StagedTile } from './stagedTile.js';
+import { StagingPool } from './stagingPool.js';
 import { StartRelease } from './startRelease.js';
 
 /** What the thread starts with. */
@@ -125,11 +126,9 @@ function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service)
   const port = parentPort!;
   const { fd, layout, tileOf, tileBlocks } = init;
   const tileBytes = Math.max(1, init.stagingElements) * layout.elementBytes;
-  // Staging buffers are kept for the next tile: a fresh one per tile would cost its page faults again.
-  const pool: FloatArray[] = [];
+  const pool = new StagingPool(layout.dtype, init.stagingElements, Math.floor(init.stagingBytes / tileBytes));
   const open = new Map<number, StagedTile>();
   const scratch: StagedRun[] = [];
-  let allocated = 0;
   // After the first failure the file is garbage: later blocks are answered without writing.
   let failed = false;
   const start = new StartRelease(tileBlocks, init.completeBefore, init.releasePath);
@@ -139,7 +138,7 @@ function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service)
     open.delete(tile.id);
     if (givenUp()) {
       answer({ settled: tile.blocks, discarded: true });
-      pool.push(tile.data);
+      pool.give(tile.data);
       return;
     }
     try {
@@ -152,7 +151,14 @@ function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service)
       failed = true;
       answer({ settled: tile.blocks, error: failure(e) });
     }
-    pool.push(tile.data);
+    pool.give(tile.data);
+  };
+
+  /** Writes the oldest open tile as far as it got, giving its buffer back; false when none is open. */
+  const finishOldest = (): boolean => {
+    if (open.size === 0) return false;
+    finish(open.values().next().value!);
+    return true;
   };
 
   /** The open tile of `block`, opened now if need be, with room for it. */
@@ -162,18 +168,7 @@ function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service)
     if (tile !== undefined && tile.used + elements <= tile.data.length) return tile;
     if (tile !== undefined) finish(tile);
     // Out of staging memory (blocks out of tile order, e.g. from a cluster): the oldest open tile goes first.
-    while (pool.length === 0 && open.size > 0 && (allocated + 1) * tileBytes > init.stagingBytes) finish(open.values().next().value!);
-    let data = pool.pop();
-    if (data !== undefined && data.length < elements) {
-      // A block larger than the planned tiles (none are, unless the plan was left out): a buffer of its own.
-      data = undefined;
-      allocated--;
-    }
-    if (data === undefined) {
-      data = allocFloatArray(layout.dtype, Math.max(1, init.stagingElements, elements));
-      allocated++;
-    }
-    tile = openTile(block, tileOf, tileBlocks, data);
+    tile = openTile(block, tileOf, tileBlocks, pool.take(elements, finishOldest));
     open.set(key, tile);
     return tile;
   };
@@ -186,7 +181,7 @@ function serveTiles(init: FileWriterInit, { answer, failure, givenUp }: Service)
           continue;
         }
         open.delete(tile.id);
-        pool.push(tile.data);
+        pool.give(tile.data);
         answer({ settled: tile.blocks, discarded: true });
       }
       return;
@@ -233,18 +228,16 @@ const MAX_HOLD_MS = 1000;
 const BOUNCE_BYTES = 1 << 20;
 
 /** Blocks held and written in file order; see {@link FileWriterInit.inFileOrder}. */
-function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answer, failure, givenUp }: Service): void {
+function serveInFileOrder(init: FileWriterInit, { answer, failure, givenUp }: Service): void {
   const port = parentPort!;
   const { fd, layout, tileOf } = init;
   const partElements = Math.max(1, init.stagingElements);
-  const parts = Math.max(2, Math.floor(init.stagingBytes / (partElements * layout.elementBytes)));
-  const pool: FloatArray[] = [];
-  let allocated = 0;
+  const pool = new StagingPool(layout.dtype, partElements, Math.max(2, Math.floor(init.stagingBytes / (partElements * layout.elementBytes))));
   const held = new FileOrderWrites(layout);
   const bounce = new Uint8Array(BOUNCE_BYTES);
   // Without pages to drop, each stretch's writeback is started as it is written (keep: true), so
   // the final fdatasync finds little left to write.
-  const start = new StartRelease(init.tileBlocks, init.completeBefore, init.releasePath ?? path, init.releasePath === undefined);
+  const start = new StartRelease(init.tileBlocks, init.completeBefore, init.releasePath ?? init.inFileOrder?.path, init.releasePath === undefined);
   let failed = false;
 
   /** Writes `taken`, then reports its blocks and reuses its buffers; after a failure everything held fails with it. */
@@ -257,29 +250,19 @@ function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answ
     } catch (e) {
       failed = true;
       const rest = held.takeAll();
-      pool.push(...freed, ...rest.freed);
+      pool.give(...freed, ...rest.freed);
       answer({ settled: [...settled, ...rest.settled], error: failure(e) });
       return;
     }
-    pool.push(...freed);
+    pool.give(...freed);
     if (settled.length > 0) answer(failed ? { settled, error: EARLIER_FAILURE } : { settled });
   };
 
-  /**
-   * A staging buffer of at least `elements`: a free one, or a new one while the budget allows, or
-   * one freed by writing the oldest held part as it is.
-   */
-  const take = (elements: number): FloatArray => {
-    while (pool.length === 0 && allocated >= parts && held.size > 0) write(held.takeOldest());
-    let data = pool.pop();
-    if (data !== undefined && data.length < elements) {
-      // A block larger than planned (none is, unless the plan was left out): a buffer of its own.
-      data = undefined;
-      allocated--;
-    }
-    if (data !== undefined) return data;
-    allocated++;
-    return allocFloatArray(layout.dtype, Math.max(partElements, elements));
+  // Short of staging memory, the oldest held part is written as it is.
+  const oldest = (): boolean => {
+    if (held.size === 0) return false;
+    write(held.takeOldest());
+    return true;
   };
 
   // Writes the parts held too long (MAX_HOLD_MS), and waits for the next one to be.
@@ -298,7 +281,7 @@ function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answ
       timer = undefined;
       const rest = held.takeAll();
       if (message.discard || givenUp()) {
-        pool.push(...rest.freed);
+        pool.give(...rest.freed);
         if (rest.settled.length > 0) answer({ settled: rest.settled, discarded: true });
       } else {
         write(rest);
@@ -311,7 +294,7 @@ function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answ
       return;
     }
     try {
-      held.hold(block.index, stageBlockParts(layout, block, viewOf(layout, message), take));
+      held.hold(block.index, stageBlockParts(layout, block, viewOf(layout, message), (elements) => pool.take(elements, oldest)));
     } catch (e) {
       failed = true;
       answer({ staged: block.index, settled: [block.index], error: failure(e) });
@@ -326,4 +309,4 @@ function serveInFileOrder(init: FileWriterInit, path: string | undefined, { answ
 
 const init = workerData as FileWriterInit;
 if (init.inFileOrder === undefined) serveTiles(init, service(init));
-else serveInFileOrder(init, init.inFileOrder.path, service(init));
+else serveInFileOrder(init, service(init));

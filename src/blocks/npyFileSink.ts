@@ -13,6 +13,7 @@
 import { open, rename, rm, stat, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { isDiskFull } from '../core/diskFull.js';
 import { InputFormatError, LogicError, OptionError, invariant } from '../core/errors.js';
 import { totalMemory } from '../platform/machine.js';
 import { removeOpenFiles } from '../platform/removeOpenFile.js';
@@ -120,8 +121,7 @@ function reason(error: unknown): string {
  * another process took it), what to change, as the free-space refusal says it; else nothing.
  */
 function spaceAdvice(error: unknown, options: NpyFileSinkOptions): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  if (!isDiskFull(error)) return '';
   return `; the disk filled up during the run, after its free space was checked: free space in ${dirname(options.target)} and run again, or make the result fit: ${waysOutText(options.waysOut)}`;
 }
 
@@ -276,12 +276,11 @@ export class NpyFileSink implements ResultWriter {
       }
       todo = scheduler.blocks.filter((b) => !done.has(b.index));
       this.#journal = await BlockJournal.append(this.#paths.journal);
-      partialFileOpenAs(this.#paths.journal, this.#journal.fd);
     } else {
       const header: JournalHeader = { ...this.#options.identity, blockSide: scheduler.blockSide, blocks: scheduler.blocks.length, bytes: layout.bytes };
       this.#journal = await BlockJournal.create(this.#paths.journal, header);
-      partialFileOpenAs(this.#paths.journal, this.#journal.fd);
     }
+    partialFileOpenAs(this.#paths.journal, this.#journal.fd);
     const half = Math.floor(this.#options.queueBytes / 2);
     // Tiles save the kernel a little per byte written (writeTiles.ts), which matters for results of
     // gigabytes; for a small result their staging would only add to the peak memory, so it is

@@ -107,7 +107,7 @@ const held = new Map<string, number | undefined>();
 
 /** Records files this process must remove if it is forced to end before it can clean up. */
 export function holdPartialFiles(...paths: string[]): void {
-  for (const p of paths) held.set(resolve(p), held.get(resolve(p)));
+  for (const p of paths) if (!held.has(resolve(p))) held.set(resolve(p), undefined);
 }
 
 /** Records a held partial file's open descriptor (see {@link removeHeldPartialFilesSync}). */

@@ -8,6 +8,7 @@ import { access, open, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { holdPartialFiles, partialPathsFor, releasePartialFiles, removePartial, stalePartials } from '../blocks/partialFiles.js';
+import { isDiskFull } from '../core/diskFull.js';
 import { CancelledError, InputFormatError } from '../core/errors.js';
 
 /** Where an output is written, handed to the producer of its contents. */
@@ -22,8 +23,7 @@ function reason(error: unknown): string {
 
 /** For a full disk, what to change; else nothing. */
 function spaceAdvice(error: unknown, path: string): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (code !== 'ENOSPC' && code !== 'EDQUOT') return '';
+  if (!isDiskFull(error)) return '';
   return `; free space in ${dirname(path)}, or write the file to another disk`;
 }
 

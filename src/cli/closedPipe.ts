@@ -4,6 +4,7 @@
  * printing an error or a stack. Kept apart from terminal.ts so that `pxl --version`, answered before
  * commander loads, can use it too.
  */
+import { isDiskFull } from '../core/diskFull.js';
 
 /** Whether `error` (or an error it was caused by) is a write to a pipe whose reader has closed it. */
 export function isClosedPipe(error: unknown): boolean {
@@ -15,9 +16,7 @@ export function isClosedPipe(error: unknown): boolean {
 
 /** Why writing standard output failed, with what to change when its disk is full (`> file`). */
 export function stdoutFailure(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  const full = code === 'ENOSPC' || code === 'EDQUOT';
-  return `${error instanceof Error ? error.message : String(error)}${full ? '; free space on the disk standard output is redirected to, or redirect it to another disk' : ''}`;
+  return `${error instanceof Error ? error.message : String(error)}${isDiskFull(error) ? '; free space on the disk standard output is redirected to, or redirect it to another disk' : ''}`;
 }
 
 const guarded = new WeakSet<object>();
