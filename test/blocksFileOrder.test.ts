@@ -151,7 +151,8 @@ describe('blocks held in file order', () => {
     await writer.put(lone, blockData(layout, lone));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(written).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Written about a second after it was staged; a loaded machine may take longer to get there.
+    for (let waited = 0; written.length === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(written).toEqual([lone.index]);
     await writer.stop();
     closeSync(fd);
@@ -188,11 +189,16 @@ describe('blocks held in file order', () => {
     const writer = ThreadFileWriter.start({ fd, layout, blockElements: 9, stagingElements: 9, tiles, inFileOrder: {}, slots: 2, onWritten: (b) => written.push(b.index) });
     // Column band 0 but its last block: row band 0 is not complete, so nothing is written yet.
     const band0 = tiles.blocks.filter((b) => b.colFirst === 0);
+    const started = performance.now();
     for (const b of band0.slice(0, -1)) await writer.put(b, blockData(layout, b));
     await writer.stop(true);
+    const seconds = (performance.now() - started) / 1000;
     closeSync(fd);
-    expect(written).toEqual([]);
-    expect(readFileSync(path).subarray(layout.header.length).every((byte) => byte === 0)).toBe(true);
+    const data = new Float64Array(Uint8Array.from(readFileSync(path).subarray(layout.header.length)).buffer);
+    // On a machine so loaded that the puts took a second, the writer wrote the blocks it had held
+    // that long (no block waits longer); whatever it reported is in the file, and nothing else.
+    expect(data).toEqual(reference(layout, tiles.blocks.filter((b) => written.includes(b.index))));
+    if (seconds < 0.9) expect(written).toEqual([]);
   });
 });
 
